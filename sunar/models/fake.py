@@ -1,0 +1,106 @@
+"""Scripted models: deterministic stand-ins that drive every branch of the graph in tests.
+
+A script is a function from the prompt text (and the sample index) to the reply, so a test states
+plainly what the "model" answers to each kind of prompt. ``scripted:<name>`` selects a script
+registered with :func:`register_script` (used where the LLM is chosen by a configuration string,
+e.g. through the LangGraph server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict
+
+from sunar.errors import ModelUnavailable
+from sunar.models.llm import LLM, pick_label
+
+Script = Callable[[str, int], str]
+_SCRIPTS: dict[str, Script] = {}
+
+
+def register_script(name: str, script: Script) -> None:
+    """Make ``scripted:<name>`` resolve to ``script``."""
+    _SCRIPTS[name] = script
+
+
+def prompt_text(messages: Sequence[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages)
+
+
+def _count(text: str) -> int:
+    return len(text.split())
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model whose replies come from a Python function."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    script: Any  # Script; Any keeps pydantic from validating the callable's signature
+    calls: list[str] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "sunar-scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        prompt = prompt_text(messages)
+        generations = []
+        for i in range(int(kwargs.get("n", 1))):
+            self.calls.append(prompt)
+            reply = self.script(prompt, i)
+            for s in stop or []:
+                reply = reply.split(s)[0]
+            generations.append(
+                ChatGeneration(
+                    message=AIMessage(
+                        content=reply,
+                        usage_metadata={
+                            "input_tokens": _count(prompt),
+                            "output_tokens": _count(reply),
+                            "total_tokens": _count(prompt) + _count(reply),
+                        },
+                    )
+                )
+            )
+        return ChatResult(generations=generations)
+
+
+class ScriptedLLM(LLM):
+    """:class:`LLM` over a :class:`ScriptedChatModel`."""
+
+    def __init__(self, script: Script, name: str = "scripted"):
+        self.name = f"scripted:{name}"
+        self.chat = ScriptedChatModel(script=script, calls=[])
+
+    @classmethod
+    def named(cls, name: str) -> ScriptedLLM:
+        if name not in _SCRIPTS:
+            raise ModelUnavailable(f"no scripted model '{name}' is registered")
+        return cls(_SCRIPTS[name], name)
+
+    @property
+    def calls(self) -> list[str]:
+        return self.chat.calls
+
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+        msg = self.chat.invoke(list(messages), config, stop=list(stop or []) or None)
+        return AIMessage(content=str(msg.content), usage_metadata=msg.usage_metadata)
+
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
+        result = self.chat.generate([list(messages)], n=m, stop=list(stop or []) or None)
+        return [g.message for g in result.generations[0]]  # type: ignore[attr-defined]
+
+    def judge(self, messages, labels):
+        return pick_label(self.chat.script(prompt_text(messages), 0), labels)

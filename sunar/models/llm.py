@@ -1,0 +1,388 @@
+"""Generative LLM providers behind one narrow interface.
+
+Nodes only see :class:`LLM`: ``generate`` (one answer), ``sample`` (m answers to one prompt) and
+``judge`` (log-probabilities of a few label words, for the LLM-as-NLI-judge). Each provider wraps a
+LangChain chat model, so LangGraph's ``stream_mode="messages"`` streams tokens from inside nodes.
+
+Providers, selected by a string:
+  ``ollama:<model>``     a local Ollama server (the product default, ``ollama:llama3.1``)
+  ``embedded:<name>``    llama.cpp with a GGUF shipped as PyPI packages (see :mod:`sunar.models.gguf`)
+  ``auto``               Ollama when its server answers and has llama3.1, else the embedded model
+Scripted models for tests live in :mod:`sunar.models.fake`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import RunnableConfig
+from pydantic import PrivateAttr
+
+from sunar.errors import ModelUnavailable
+from sunar.models import gguf
+
+log = logging.getLogger("sunar")
+
+DEFAULT_OLLAMA_MODEL = "llama3.1"
+OLLAMA_URL = os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
+if not OLLAMA_URL.startswith("http"):
+    OLLAMA_URL = "http://" + OLLAMA_URL
+
+
+class LLM:
+    """What the graph needs from a generative model."""
+
+    name: str
+    chat: BaseChatModel
+
+    def generate(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        config: RunnableConfig | None = None,
+    ) -> AIMessage:
+        """One completion. Token usage is in ``usage_metadata`` of the returned message."""
+        raise NotImplementedError
+
+    def sample(
+        self,
+        messages: Sequence[BaseMessage],
+        m: int,
+        *,
+        temperature: float,
+        max_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+    ) -> list[AIMessage]:
+        """m independent completions of the same prompt (the paper's answer sampling)."""
+        raise NotImplementedError
+
+    def judge(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
+        """Log-probability of each label as the reply (greedy pick gets 0, others -inf if the
+        backend has no log-probabilities)."""
+        reply = self.generate(messages, temperature=0.0, max_tokens=4).content
+        return pick_label(str(reply), labels)
+
+
+def pick_label(reply: str, labels: Sequence[str]) -> dict[str, float]:
+    """Map a free-text reply onto labels: the first label the reply starts with wins."""
+    text = reply.strip().lower().lstrip("*\"' ")
+    for label in labels:
+        if text.startswith(label.lower()):
+            return {lab: (0.0 if lab == label else -math.inf) for lab in labels}
+    return {lab: -math.inf for lab in labels}
+
+
+def usage(message: AIMessage) -> tuple[int, int]:
+    """(prompt tokens, generated tokens) of a reply, 0 where the backend reported none."""
+    meta = message.usage_metadata or {}
+    return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+
+
+# --------------------------------------------------------------------------------------------
+# Ollama
+# --------------------------------------------------------------------------------------------
+
+
+def _ollama_error(exc: BaseException, model: str) -> ModelUnavailable:
+    text = str(exc)
+    if "not found" in text.lower() and "model" in text.lower():
+        return ModelUnavailable(f"Ollama has no model '{model}'; run: ollama pull {model}")
+    return ModelUnavailable(
+        f"Ollama server not reachable at {OLLAMA_URL}; start it with 'ollama serve' "
+        "or use --llm embedded:qwen2.5-1.5b"
+    )
+
+
+def ollama_models(url: str | None = None, timeout: float = 2.0) -> list[str] | None:
+    """Names of the models the Ollama server has, or None when no server answers."""
+    import ollama
+
+    url = url or OLLAMA_URL
+    try:
+        listing = ollama.Client(host=url, timeout=timeout).list()
+    except Exception:  # connection refused, timeout, bad answer: no usable server
+        return None
+    return [m.model for m in listing.models if m.model]
+
+
+def ollama_has(model: str, names: Sequence[str]) -> bool:
+    wanted = model if ":" in model else f"{model}:latest"
+    return wanted in names or model in names
+
+
+class OllamaLLM(LLM):
+    """A model served by a local Ollama server (through langchain-ollama)."""
+
+    def __init__(self, model: str = DEFAULT_OLLAMA_MODEL, url: str | None = None):
+        from langchain_ollama import ChatOllama
+
+        url = url or OLLAMA_URL
+        self.name = f"ollama:{model}"
+        self.model = model
+        self.chat = ChatOllama(model=model, base_url=url, temperature=0.0)
+
+    def _bound(self, temperature: float, max_tokens: int, stop: Sequence[str] | None) -> Any:
+        return self.chat.model_copy(
+            update={"temperature": temperature, "num_predict": max_tokens, "stop": list(stop or []) or None}
+        )
+
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+        try:
+            return self._bound(temperature, max_tokens, stop).invoke(list(messages), config)
+        except (ConnectionError, OSError) as exc:
+            raise _ollama_error(exc, self.model) from exc
+        except Exception as exc:
+            if type(exc).__name__ in {"ConnectError", "ResponseError", "ConnectTimeout"}:
+                raise _ollama_error(exc, self.model) from exc
+            raise
+
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
+        # Ollama has no `n`: the m requests go out concurrently and the server batches them.
+        with ThreadPoolExecutor(max_workers=max(1, m)) as pool:
+            return list(
+                pool.map(
+                    lambda _: self.generate(
+                        messages, temperature=temperature, max_tokens=max_tokens, stop=stop
+                    ),
+                    range(m),
+                )
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# Embedded llama.cpp
+# --------------------------------------------------------------------------------------------
+
+_AMX_PATCHED = False
+
+
+def _patch_llama_cpp_for_amx() -> None:
+    """llama.cpp's extra CPU buffer types (AMX) crash in ``llama_decode`` on these CPUs; the
+    model loads with them turned off. Harmless where AMX is absent."""
+    global _AMX_PATCHED
+    if _AMX_PATCHED:
+        return
+    import llama_cpp.llama_cpp as ll
+
+    original = ll.llama_model_default_params
+
+    def default_params() -> Any:
+        params = original()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+
+    ll.llama_model_default_params = default_params
+    _AMX_PATCHED = True
+
+
+def _role(message: BaseMessage) -> str:
+    return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
+
+
+class EmbeddedChatModel(BaseChatModel):
+    """A llama.cpp chat model. Samples reuse the evaluated prompt: llama.cpp keeps the KV cache of
+    the longest common prefix, so sample 2..m read only the new tokens."""
+
+    model_path: str
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    seed: int = 1234
+    _llama: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "sunar-llama-cpp"
+
+    @property
+    def llama(self) -> Any:
+        if self._llama is None:
+            try:
+                import llama_cpp
+            except ImportError as exc:
+                raise ModelUnavailable(
+                    "llama-cpp-python is not installed; run ./run setup (or pip install llama-cpp-python==0.3.36)"
+                ) from exc
+            _patch_llama_cpp_for_amx()
+            self._llama = llama_cpp.Llama(
+                model_path=self.model_path,
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads or os.cpu_count() or 2,
+                seed=self.seed,
+                logits_all=False,
+                verbose=False,
+            )
+        return self._llama
+
+    @staticmethod
+    def _dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+        return [{"role": _role(m), "content": str(m.content)} for m in messages]
+
+    def _one(self, messages, stop, temperature, max_tokens, seed) -> AIMessage:
+        out = self.llama.create_chat_completion(
+            messages=self._dicts(messages),
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=list(stop or []),
+            seed=seed,
+        )
+        text = out["choices"][0]["message"]["content"] or ""
+        u = out.get("usage") or {}
+        return AIMessage(
+            content=text,
+            usage_metadata={
+                "input_tokens": u.get("prompt_tokens", 0),
+                "output_tokens": u.get("completion_tokens", 0),
+                "total_tokens": u.get("total_tokens", 0),
+            },
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        n = int(kwargs.get("n", 1))
+        temperature = float(kwargs.get("temperature", 0.0))
+        max_tokens = int(kwargs.get("max_tokens", 256))
+        with self._lock:
+            replies = [
+                self._one(messages, stop, temperature, max_tokens, self.seed + i) for i in range(n)
+            ]
+        return ChatResult(generations=[ChatGeneration(message=r) for r in replies])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        temperature = float(kwargs.get("temperature", 0.0))
+        max_tokens = int(kwargs.get("max_tokens", 256))
+        with self._lock:
+            produced = 0
+            for part in self.llama.create_chat_completion(
+                messages=self._dicts(messages),
+                temperature=temperature,
+                max_tokens=max_tokens,
+                stop=list(stop or []),
+                seed=self.seed,
+                stream=True,
+            ):
+                delta = part["choices"][0].get("delta", {}).get("content") or ""
+                if not delta:
+                    continue
+                produced += 1
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=delta))
+                if run_manager:
+                    run_manager.on_llm_new_token(delta, chunk=chunk)
+                yield chunk
+            prompt_tokens = max(0, int(self.llama.n_tokens) - produced)
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata={
+                    "input_tokens": prompt_tokens,
+                    "output_tokens": produced,
+                    "total_tokens": prompt_tokens + produced,
+                },
+            )
+        )
+
+    def label_logprobs(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
+        """Log-probability of each label's first token as the first token of the reply."""
+        llama = self.llama
+        with self._lock:
+            out = llama.create_chat_completion(
+                messages=self._dicts(messages), temperature=0.0, max_tokens=1, logprobs=True, top_logprobs=20
+            )
+        content = (out["choices"][0].get("logprobs") or {}).get("content") or []
+        top = content[0]["top_logprobs"] if content else []
+        scores = {lab: -math.inf for lab in labels}
+        for entry in top:
+            token = entry["token"].strip().lower()
+            for lab in labels:
+                if token and lab.lower().startswith(token) and entry["logprob"] > scores[lab]:
+                    scores[lab] = float(entry["logprob"])
+        return scores
+
+
+class EmbeddedLLM(LLM):
+    """The embedded llama.cpp model (CPU, no server)."""
+
+    def __init__(self, name: str = gguf.DEFAULT_EMBEDDED, n_ctx: int = 4096):
+        spec = gguf.model_spec(name)
+        self.name = f"embedded:{name}"
+        self.chat = EmbeddedChatModel(model_path=str(gguf.ensure_gguf(spec)), n_ctx=n_ctx)
+
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+        msg = self.chat.invoke(
+            list(messages), config, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None
+        )
+        return AIMessage(content=str(msg.content), usage_metadata=msg.usage_metadata)
+
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
+        result = self.chat.generate(
+            [list(messages)], n=m, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None
+        )
+        return [g.message for g in result.generations[0]]  # type: ignore[attr-defined]
+
+    def judge(self, messages, labels):
+        return self.chat.label_logprobs(messages, labels)
+
+
+# --------------------------------------------------------------------------------------------
+# Selection
+# --------------------------------------------------------------------------------------------
+
+
+def resolve_llm(spec: str) -> tuple[str, str]:
+    """Turn 'auto' into a concrete spec. Returns (spec, reason)."""
+    if spec != "auto":
+        return spec, "configured"
+    names = ollama_models()
+    if names is None:
+        return f"embedded:{gguf.DEFAULT_EMBEDDED}", f"no Ollama server at {OLLAMA_URL}"
+    if not ollama_has(DEFAULT_OLLAMA_MODEL, names):
+        return f"embedded:{gguf.DEFAULT_EMBEDDED}", f"Ollama has no {DEFAULT_OLLAMA_MODEL} model"
+    return f"ollama:{DEFAULT_OLLAMA_MODEL}", "Ollama server answers and has the model"
+
+
+def make_llm(spec: str) -> LLM:
+    """Build the LLM named by ``spec`` (see the module docstring)."""
+    resolved, reason = resolve_llm(spec)
+    if spec == "auto":
+        log.info("llm auto -> %s (%s)", resolved, reason)
+    kind, _, name = resolved.partition(":")
+    if kind == "ollama":
+        model = name or DEFAULT_OLLAMA_MODEL
+        names = ollama_models()
+        if names is None:
+            raise _ollama_error(ConnectionError(), model)
+        if not ollama_has(model, names):
+            raise ModelUnavailable(f"Ollama has no model '{model}'; run: ollama pull {model}")
+        return OllamaLLM(model)
+    if kind == "embedded":
+        return EmbeddedLLM(name or gguf.DEFAULT_EMBEDDED)
+    if kind == "scripted":
+        from sunar.models.fake import ScriptedLLM
+
+        return ScriptedLLM.named(name)
+    raise ModelUnavailable(f"unknown llm '{spec}'; use auto, ollama:<model> or embedded:<name>")

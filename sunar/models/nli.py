@@ -1,0 +1,161 @@
+"""Entailment between two answers to the same question, for semantic sets (Kuhn et al. 2023).
+
+Two answers are in one semantic set iff each entails the other. Providers:
+
+  ``hf:<name or path>``  an MNLI classifier (e.g. microsoft/deberta-large-mnli, roberta-large-mnli)
+                         run in both directions on "question answer" pairs
+  ``llm``                the LLM as a few-shot judge ("same" / "different"), reading label
+                         log-probabilities where the backend gives them
+  ``auto``               an MNLI classifier when one is cached, else ``llm``
+
+All providers short-cut answers that are equal after normalisation (no model call).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import string
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from sunar.errors import ModelUnavailable
+from sunar.models.embedder import hf_cached
+from sunar.models.llm import LLM
+from sunar import prompts
+
+log = logging.getLogger("sunar")
+
+Relation = Literal["equivalent", "neutral", "contradiction"]
+CACHED_NLI_CANDIDATES = ("microsoft/deberta-large-mnli", "roberta-large-mnli", "FacebookAI/roberta-large-mnli")
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD-style normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+class NLI(Protocol):
+    name: str
+
+    def relation(self, question: str, a: str, b: str) -> Relation:
+        """How answer ``a`` and answer ``b`` to ``question`` relate."""
+        ...
+
+
+class _Cached:
+    """Exact-match short-cut and a per-instance cache of judged pairs (samples repeat often)."""
+
+    name = "nli"
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str, str], Relation] = {}
+        self.model_calls = 0
+
+    def relation(self, question: str, a: str, b: str) -> Relation:
+        na, nb = normalize_answer(a), normalize_answer(b)
+        if na == nb:
+            return "equivalent"
+        key = (question, *sorted((na, nb)))
+        if key not in self._cache:
+            self.model_calls += 1
+            self._cache[key] = self._judge(question, a, b)
+        return self._cache[key]
+
+    def _judge(self, question: str, a: str, b: str) -> Relation:
+        raise NotImplementedError
+
+
+class HFNLI(_Cached):
+    """A Hugging Face sequence classifier with entailment / neutral / contradiction labels."""
+
+    def __init__(self, model: str, max_length: int = 256):
+        super().__init__()
+        if not hf_cached(model):
+            raise ModelUnavailable(
+                f"NLI model '{model}' is not in the Hugging Face cache; download it once with internet or use --nli llm"
+            )
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.name = f"hf:{model}"
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.model = AutoModelForSequenceClassification.from_pretrained(model).eval()
+        labels = {int(i): str(lab).lower() for i, lab in self.model.config.id2label.items()}
+        try:
+            self.entail = next(i for i, lab in labels.items() if lab.startswith("entail"))
+            self.contra = next(i for i, lab in labels.items() if lab.startswith("contra"))
+        except StopIteration:
+            raise ModelUnavailable(
+                f"NLI model '{model}' has labels {sorted(labels.values())}; it needs entailment and contradiction labels"
+            ) from None
+        self.max_length = max_length
+
+    def _judge(self, question: str, a: str, b: str) -> Relation:
+        import torch
+
+        first, second = f"{question} {a}", f"{question} {b}"
+        batch = self.tokenizer(
+            [first, second], [second, first], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
+        with torch.inference_mode():
+            predicted = self.model(**batch).logits.argmax(dim=-1).tolist()
+        if predicted == [self.entail, self.entail]:
+            return "equivalent"
+        return "contradiction" if self.contra in predicted else "neutral"
+
+
+class LLMJudgeNLI(_Cached):
+    """The generative LLM as a few-shot judge: 'same' is both-way entailment, 'different' is
+    taken as a contradiction (two different answers to one factual question)."""
+
+    def __init__(self, llm: LLM):
+        super().__init__()
+        self.llm = llm
+        self.name = f"llm-judge:{llm.name}"
+
+    def _judge(self, question: str, a: str, b: str) -> Relation:
+        scores = self.llm.judge(prompts.nli_messages(question, a, b), prompts.NLI_LABELS)
+        same, different = scores["same"], scores["different"]
+        if same == different == float("-inf"):
+            return "neutral"  # the judge said neither word: no evidence either way
+        return "equivalent" if same > different else "contradiction"
+
+
+def resolve_nli(spec: str) -> tuple[str, str]:
+    if spec != "auto":
+        return spec, "configured"
+    for name in CACHED_NLI_CANDIDATES:
+        if hf_cached(name):
+            return f"hf:{name}", "an MNLI classifier is cached"
+    return "llm", "no MNLI classifier in the Hugging Face cache"
+
+
+def make_nli(spec: str, llm: LLM | None) -> NLI:
+    resolved, reason = resolve_nli(spec)
+    if spec == "auto":
+        log.info("nli auto -> %s (%s)", resolved, reason)
+    kind, _, name = resolved.partition(":")
+    if kind == "hf":
+        return HFNLI(name)
+    if kind == "llm":
+        if llm is None:
+            raise ModelUnavailable("the LLM-judge NLI needs an LLM")
+        return LLMJudgeNLI(llm)
+    raise ModelUnavailable(f"unknown nli '{spec}'; use auto, hf:<name or path> or llm")
+
+
+def semantic_sets(question: str, answers: Sequence[str], nli: NLI) -> list[list[int]]:
+    """Cluster answers into semantic sets: each answer joins the first set whose representative
+    (its first member) it is equivalent to, else starts a new set (Kuhn et al. 2023)."""
+    sets: list[list[int]] = []
+    for i, answer in enumerate(answers):
+        for members in sets:
+            if nli.relation(question, answers[members[0]], answer) == "equivalent":
+                members.append(i)
+                break
+        else:
+            sets.append([i])
+    return sets

@@ -1,0 +1,136 @@
+"""The document-neighbour graph G: the k nearest documents of every document.
+
+Stored beside Chroma as two memory-mapped arrays and a small JSON header (the layout of
+pyterrier_adaptive's corpus graphs): ``neighbours.ids.npy`` (uint32 rows into the index's document
+order, n x k), ``neighbours.scores.npy`` (float16 cosine, n x k) and ``neighbours.json``
+(embedding model, k, document count, corpus fingerprint, method). The k stored (default 100) can
+exceed the k used by NAR (default 10): :meth:`NeighbourGraph.to_limit_k` gives the smaller graph.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sunar.errors import IndexNotReady
+
+IDS_FILE, SCORES_FILE, HEADER_FILE = "neighbours.ids.npy", "neighbours.scores.npy", "neighbours.json"
+#: Above this many documents the exact blocked search gives way to Chroma's HNSW (approximate).
+EXACT_LIMIT = 200_000
+
+
+def exact_knn(
+    vectors: np.ndarray, k: int, progress: Callable[[int], None] | None = None, block: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact cosine kNN of unit vectors, excluding each row itself; blocked so memory stays at
+    about 256 MB whatever n is. Returns (ids uint32 n x k, scores float16 n x k), best first."""
+    n = len(vectors)
+    k = min(k, n - 1)
+    ids = np.zeros((n, max(k, 0)), dtype=np.uint32)
+    scores = np.zeros((n, max(k, 0)), dtype=np.float16)
+    if k <= 0:
+        return ids, scores
+    block = block or max(1, min(n, (1 << 26) // max(n, 1)))
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        sims = vectors[start:stop] @ vectors.T
+        sims[np.arange(stop - start), np.arange(start, stop)] = -np.inf  # not one's own neighbour
+        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        top_sims = np.take_along_axis(sims, top, axis=1)
+        order = np.argsort(-top_sims, axis=1, kind="stable")
+        ids[start:stop] = np.take_along_axis(top, order, axis=1)
+        scores[start:stop] = np.take_along_axis(top_sims, order, axis=1)
+        if progress:
+            progress(stop - start)
+    return ids, scores
+
+
+def approximate_knn(
+    query: Callable[[np.ndarray, int], list[list[str]]],
+    vectors: np.ndarray,
+    doc_ids: Sequence[str],
+    k: int,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """kNN through an ANN index (``query(vectors, n) -> ids per row``), for corpora too large for
+    the exact search. Scores are recomputed exactly from the vectors."""
+    row_of = {d: i for i, d in enumerate(doc_ids)}
+    n = len(vectors)
+    ids = np.zeros((n, k), dtype=np.uint32)
+    scores = np.zeros((n, k), dtype=np.float16)
+    for start in range(0, n, 256):
+        stop = min(n, start + 256)
+        for r, hits in enumerate(query(vectors[start:stop], k + 1)):
+            row = start + r
+            found = [row_of[h] for h in hits if h in row_of and row_of[h] != row][:k]
+            found += [row] * (k - len(found))  # pad (only in degenerate tiny indexes)
+            ids[row] = found
+            scores[row] = vectors[found] @ vectors[row]
+        if progress:
+            progress(stop - start)
+    return ids, scores
+
+
+def _save_atomic(path: Path, array: np.ndarray) -> None:
+    tmp = path.with_name(path.name + ".tmp.npy")
+    np.save(tmp, array)
+    os.replace(tmp, path)
+
+
+def save_graph(folder: Path, ids: np.ndarray, scores: np.ndarray, header: dict) -> None:
+    """Write the arrays, then the header (each atomically): a header means the arrays are whole."""
+    _save_atomic(folder / IDS_FILE, ids)
+    _save_atomic(folder / SCORES_FILE, scores)
+    tmp = folder / (HEADER_FILE + ".tmp")
+    tmp.write_text(json.dumps({**header, "k": int(ids.shape[1]), "documents": int(ids.shape[0])}, indent=2))
+    os.replace(tmp, folder / HEADER_FILE)
+
+
+@dataclass
+class NeighbourGraph:
+    """Lookups in the memory-mapped graph."""
+
+    doc_ids: list[str]
+    ids: np.ndarray
+    scores: np.ndarray
+    header: dict
+    k: int
+
+    @classmethod
+    def load(cls, folder: Path, doc_ids: Sequence[str], k: int | None = None) -> NeighbourGraph:
+        try:
+            header = json.loads((folder / HEADER_FILE).read_text())
+            ids = np.load(folder / IDS_FILE, mmap_mode="r")
+            scores = np.load(folder / SCORES_FILE, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise IndexNotReady(f"neighbour graph in {folder} is missing or damaged; rebuild with: sunar index CORPUS --index {folder}") from exc
+        if ids.shape[0] != len(doc_ids):
+            raise IndexNotReady(f"neighbour graph in {folder} covers {ids.shape[0]} documents, the index {len(doc_ids)}; rebuild it")
+        graph = cls(list(doc_ids), ids, scores, header, int(ids.shape[1]))
+        graph._row = {d: i for i, d in enumerate(graph.doc_ids)}
+        return graph.to_limit_k(k) if k is not None else graph
+
+    def __post_init__(self) -> None:
+        self._row = {d: i for i, d in enumerate(self.doc_ids)}
+
+    def to_limit_k(self, k: int) -> NeighbourGraph:
+        """The same graph using only the first k neighbours of each document (no rebuild)."""
+        if k > self.ids.shape[1]:
+            raise IndexNotReady(f"the graph stores {self.ids.shape[1]} neighbours per document; k={k} needs a rebuild with --neighbours {k}")
+        graph = NeighbourGraph.__new__(NeighbourGraph)
+        graph.doc_ids, graph.ids, graph.scores, graph.header, graph.k = self.doc_ids, self.ids, self.scores, self.header, k
+        graph._row = self._row
+        return graph
+
+    def neighbours(self, doc_id: str) -> list[tuple[str, float]]:
+        """The k nearest documents of ``doc_id`` as (id, cosine), best first; [] if unknown."""
+        row = self._row.get(doc_id)
+        if row is None:
+            return []
+        ids, scores = self.ids[row, : self.k], self.scores[row, : self.k]
+        return [(self.doc_ids[int(i)], float(s)) for i, s in zip(ids, scores, strict=True) if int(i) != row]

@@ -1,0 +1,154 @@
+"""Building and opening indexes on the shipped demo corpus with the real MiniLM embedder."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import free_port
+from sunar.errors import IndexNotReady, SunarError
+from sunar.stores.chroma import ChromaStore, make_client
+from sunar.stores.corpus import read_corpus
+from sunar.stores.index import BUILD, MANIFEST, Index, build_index, collection_name
+from sunar.models.embedder import Embedder
+
+
+def test_demo_index_is_complete_and_answers(demo_index, demo_corpus):
+    index = Index(demo_index)
+    docs = read_corpus(demo_corpus)
+    assert index.size == len(docs) == index.manifest["documents"]
+    assert index.manifest["neighbours_stored"] == len(docs) - 1  # k=100 capped by a 55-doc corpus
+    hits = index.first_stage("Ronnie Rocket unfinished film", 5)
+    assert index.documents([hits[0][0]])[0].title == "Ronnie Rocket"
+    dense = index.first_stage("Where was David Lynch born?", 5, kind="dense")
+    assert "David Lynch" in [d.title for d in index.documents([i for i, _ in dense])]
+    lynch = next(d.id for d in docs if d.title == "David Lynch")
+    neighbours = index.neighbours(lynch)
+    assert len(neighbours) == 10 and lynch not in [n for n, _ in neighbours]
+    assert [s for _, s in neighbours] == sorted((s for _, s in neighbours), reverse=True)
+    assert index.neighbours("not-a-doc") == []
+    assert index.documents(["not-a-doc"]) == []
+
+
+def test_rerun_is_idempotent(demo_index, demo_corpus):
+    before = (demo_index / MANIFEST).read_text()
+    stats = build_index(demo_corpus, demo_index, progress=False)
+    assert stats.up_to_date and (demo_index / MANIFEST).read_text() == before
+    assert Index(demo_index).store.count() == stats.documents
+
+
+def test_refuses_another_corpus_or_embedder(demo_index, tmp_path, tiny_embedder):
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "x", "title": "X", "text": "something else"}) + "\n")
+    with pytest.raises(SunarError, match="built from another corpus"):
+        build_index(other, demo_index, progress=False)
+    with pytest.raises(SunarError, match="never mixes embedding models"):
+        build_index(other, demo_index, embedder=str(tiny_embedder), progress=False)
+
+
+def test_rebuild_replaces(tmp_path, tiny_embedder):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "text": f"text number {i}"}) + "\n" for i in range(6)))
+    folder = tmp_path / "idx"
+    build_index(corpus, folder, embedder=str(tiny_embedder), neighbours=3, progress=False)
+    corpus.write_text(corpus.read_text() + json.dumps({"id": "d6", "title": "T6", "text": "new"}) + "\n")
+    with pytest.raises(SunarError, match="another corpus"):
+        build_index(corpus, folder, embedder=str(tiny_embedder), progress=False)
+    build_index(corpus, folder, embedder=str(tiny_embedder), neighbours=3, rebuild=True, progress=False)
+    assert Index(folder).size == 7 and Index(folder).store.count() == 7
+
+
+def test_resume_embeds_only_what_is_missing(tmp_path, demo_corpus):
+    """A build killed after some batches left documents in Chroma and build.json, no manifest."""
+    from sunar.stores.corpus import fingerprint
+
+    docs = read_corpus(demo_corpus)
+    folder = tmp_path / "idx"
+    folder.mkdir()
+    emb = Embedder("minilm")
+    fp = fingerprint(demo_corpus)
+    (folder / BUILD).write_text(json.dumps({"corpus_fingerprint": fp, "embedder": emb.name}))
+    store = ChromaStore(make_client(str(folder / "chroma")), collection_name(fp, emb.name), emb.name, create=True)
+    store.add(docs[:20], emb.embed([d.content for d in docs[:20]]))
+    with pytest.raises(IndexNotReady, match="incomplete"):
+        Index(folder)
+    stats = build_index(demo_corpus, folder, progress=False)
+    assert stats.embedded == len(docs) - 20
+    index = Index(folder)
+    assert index.store.count() == len(docs) and not (folder / BUILD).exists()
+
+
+def test_missing_index_names_the_command(tmp_path):
+    with pytest.raises(IndexNotReady, match="sunar index CORPUS --index"):
+        Index(tmp_path / "nothing")
+
+
+def test_damaged_manifest_is_a_clear_error(tmp_path):
+    (tmp_path / MANIFEST).write_text("{half")
+    with pytest.raises(IndexNotReady, match="damaged"):
+        Index(tmp_path)
+
+
+@pytest.mark.slow
+def test_kill_9_half_way_then_rerun_gives_the_same_index(tmp_path, demo_index):
+    """A real kill -9 during embedding of ~1,300 documents, then a rerun: no duplicates, complete."""
+    corpus = tmp_path / "big.jsonl"
+    with open(corpus, "w") as f:
+        for i in range(1300):
+            f.write(json.dumps({"id": f"d{i}", "title": f"Topic {i % 97}", "text": f"Paragraph {i} about topic {i % 97} and item {i * 7 % 131}."}) + "\n")
+    folder = tmp_path / "idx"
+    cmd = [sys.executable, "-m", "sunar.cli", "index", str(corpus), "--index", str(folder)]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    seen = ""
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        seen += proc.stderr.read(1) or ""
+        if "512/1300" in seen or "768/1300" in seen:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (folder / MANIFEST).exists()
+    with pytest.raises(IndexNotReady, match="incomplete"):
+        Index(folder)
+    stats = build_index(corpus, folder, progress=False)
+    assert 0 < stats.embedded < 1300
+    index = Index(folder)
+    assert index.store.count() == 1300 == index.size
+    assert sorted(index.doc_ids) == sorted(f"d{i}" for i in range(1300))
+
+
+@pytest.mark.slow
+def test_chroma_server_mode(tmp_path, demo_corpus):
+    port = free_port()
+    chroma = os.path.join(os.path.dirname(sys.executable), "chroma")
+    server = subprocess.Popen(
+        [chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 60
+        while True:
+            try:
+                make_client(url=url)
+                break
+            except SunarError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.5)
+        folder = tmp_path / "idx"
+        build_index(demo_corpus, folder, chroma_url=url, progress=False)
+        assert not (folder / "chroma").exists()
+        index = Index(folder)
+        assert index.store.count() == index.size
+        hit = index.first_stage("Where was David Lynch born?", 3, kind="dense")[0][0]
+        assert index.documents([hit])[0].title == "David Lynch"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    with pytest.raises(SunarError, match="no Chroma server answers"):
+        Index(folder)

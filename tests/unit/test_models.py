@@ -1,0 +1,150 @@
+"""Model providers without real model weights: selection, errors, scripted models, NLI logic."""
+
+import hashlib
+import http.server
+import json
+import math
+import threading
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from conftest import free_port
+from sunar.errors import ModelUnavailable
+from sunar.models import gguf, llm as llm_mod
+from sunar.models.fake import ScriptedLLM, register_script
+from sunar.models.llm import make_llm, pick_label, resolve_llm, usage
+from sunar.models.nli import LLMJudgeNLI, normalize_answer, semantic_sets
+
+
+def test_assemble_verifies_sha256_and_is_atomic(tmp_path):
+    parts = []
+    for i, chunk in enumerate([b"GGUF-head", b"-middle-", b"tail"]):
+        p = tmp_path / f"part{i}.bin"
+        p.write_bytes(chunk)
+        parts.append(p)
+    good = hashlib.sha256(b"GGUF-head-middle-tail").hexdigest()
+    target = tmp_path / "cache" / "m.gguf"
+    assert gguf.assemble(parts, target, good, "m").read_bytes() == b"GGUF-head-middle-tail"
+    bad_target = tmp_path / "cache" / "bad.gguf"
+    with pytest.raises(ModelUnavailable, match="wrong sha256"):
+        gguf.assemble(parts, bad_target, "0" * 64, "bad")
+    assert not bad_target.exists() and list(bad_target.parent.glob("bad.part-*")) == []
+
+
+def test_missing_chunk_packages_say_how_to_install():
+    spec = gguf.ChunkedModel("ghost", "none", "no-such-package-part", 2, "1.0", 10, "0" * 64)
+    assert gguf.chunk_paths(spec) is None and gguf.status(spec) == "missing"
+    with pytest.raises(ModelUnavailable, match="pip install no-such-package-part"):
+        gguf.ensure_gguf(spec)
+    with pytest.raises(ModelUnavailable, match="unknown embedded model"):
+        gguf.model_spec("gpt-9")
+
+
+def test_shipped_chunk_packages_are_located_without_importing_them():
+    for spec in gguf.EMBEDDED_MODELS.values():
+        paths = gguf.chunk_paths(spec)
+        assert paths is not None and len(paths) == spec.parts
+        assert sum(p.stat().st_size for p in paths) == spec.size
+
+
+def test_pick_label():
+    assert pick_label(" Same.", ["same", "different"]) == {"same": 0.0, "different": -math.inf}
+    assert pick_label("**different**", ["same", "different"])["different"] == 0.0
+    assert set(pick_label("maybe", ["same", "different"]).values()) == {-math.inf}
+
+
+class _FakeOllama(http.server.BaseHTTPRequestHandler):
+    """Answers /api/tags like an Ollama server that has pulled no llama3.1."""
+
+    def do_GET(self):  # noqa: N802
+        body = json.dumps({"models": [{"model": "mistral:latest", "name": "mistral:latest"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def fake_ollama(monkeypatch):
+    port = free_port()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _FakeOllama)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(llm_mod, "OLLAMA_URL", f"http://127.0.0.1:{port}")
+    yield
+    server.shutdown()
+
+
+def test_ollama_down_is_one_clear_message(monkeypatch):
+    monkeypatch.setattr(llm_mod, "OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
+    assert llm_mod.ollama_models(llm_mod.OLLAMA_URL) is None
+    with pytest.raises(ModelUnavailable, match="ollama serve"):
+        make_llm("ollama:llama3.1")
+    spec, reason = resolve_llm("auto")
+    assert spec == "embedded:qwen2.5-1.5b" and "no Ollama server" in reason
+
+
+def test_ollama_chat_call_to_a_dead_server_is_translated(monkeypatch):
+    dead = f"http://127.0.0.1:{free_port()}"
+    model = llm_mod.OllamaLLM("llama3.1", url=dead)
+    with pytest.raises(ModelUnavailable, match="ollama serve"):
+        model.generate([HumanMessage("hi")])
+
+
+def test_ollama_without_the_model_says_which_pull(fake_ollama):
+    assert llm_mod.ollama_models(llm_mod.OLLAMA_URL) == ["mistral:latest"]
+    with pytest.raises(ModelUnavailable, match="ollama pull llama3.1"):
+        make_llm("ollama:llama3.1")
+    assert resolve_llm("auto")[0].startswith("embedded:")
+    assert make_llm("ollama:mistral").name == "ollama:mistral"
+
+
+def test_unknown_llm_spec():
+    with pytest.raises(ModelUnavailable, match="unknown llm"):
+        make_llm("gpt:4")
+
+
+def test_scripted_llm_generate_sample_and_usage():
+    model = ScriptedLLM(lambda prompt, i: f"answer {i} to [{prompt}] STOP extra")
+    reply = model.generate([HumanMessage("q")], stop=["STOP"])
+    assert reply.content == "answer 0 to [q] "
+    assert usage(reply) == (1, 4)
+    samples = model.sample([HumanMessage("q")], 3, temperature=0.7)
+    assert [s.content for s in samples] == [f"answer {i} to [q] STOP extra" for i in range(3)]
+    assert len(model.calls) == 4
+    register_script("echo", lambda p, i: p)
+    assert make_llm("scripted:echo").generate([HumanMessage("hello")]).content == "hello"
+    with pytest.raises(ModelUnavailable):
+        make_llm("scripted:nope")
+
+
+def test_normalize_answer():
+    assert normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert normalize_answer("An apple, a day") == "apple day"
+
+
+def test_llm_judge_nli_shortcut_cache_and_clusters():
+    def judge(prompt, i):
+        last = prompt.rsplit("Question:", 1)[1]
+        a = last.split("Answer 1:")[1].split("\n")[0].strip()
+        b = last.split("Answer 2:")[1].split("\n")[0].strip()
+        same = {frozenset({"Missoula", "Missoula, Montana"})}
+        return "same" if frozenset({a, b}) in same else "different"
+
+    nli = LLMJudgeNLI(ScriptedLLM(judge))
+    answers = ["Missoula", "the missoula", "Missoula, Montana", "Helena", "Missoula"]
+    sets = semantic_sets("Where was Lynch born?", answers, nli)
+    assert sets == [[0, 1, 2, 4], [3]]
+    # "the missoula" and the repeated "Missoula" never reach the model; 2 judged pairs
+    assert nli.model_calls == 2
+    assert nli.relation("Where was Lynch born?", "Helena", "Missoula") == "contradiction"
+    assert nli.model_calls == 2  # cached in either order
+
+
+def test_llm_judge_without_a_label_is_neutral():
+    nli = LLMJudgeNLI(ScriptedLLM(lambda p, i: "I cannot tell"))
+    assert nli.relation("q", "x", "y") == "neutral"

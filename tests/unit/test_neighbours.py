@@ -1,0 +1,76 @@
+import numpy as np
+import pytest
+
+from sunar.errors import IndexNotReady
+from sunar.stores.neighbours import NeighbourGraph, approximate_knn, exact_knn, save_graph
+
+
+def unit_vectors(n, d=8, seed=0):
+    v = np.random.default_rng(seed).normal(size=(n, d)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def brute_force(v, k):
+    sims = v @ v.T
+    np.fill_diagonal(sims, -np.inf)
+    return np.argsort(-sims, axis=1, kind="stable")[:, :k]
+
+
+def test_exact_knn_matches_brute_force_and_excludes_self():
+    v = unit_vectors(300)
+    ids, scores = exact_knn(v, 7)
+    assert ids.dtype == np.uint32 and scores.dtype == np.float16 and ids.shape == (300, 7)
+    assert (ids == brute_force(v, 7)).mean() > 0.99  # ties aside, identical
+    assert not (ids == np.arange(300)[:, None]).any()
+    assert np.all(np.diff(scores.astype(np.float32), axis=1) <= 1e-3)  # best first
+
+
+def test_exact_knn_blocks_give_the_same_answer():
+    v = unit_vectors(50)
+    whole_ids, whole_scores = exact_knn(v, 5)
+    seen = []
+    ids, scores = exact_knn(v, 5, progress=seen.append, block=7)
+    assert (ids == whole_ids).all() and (scores == whole_scores).all()
+    assert seen == [7] * 7 + [1]
+
+
+def test_k_larger_than_corpus_is_capped():
+    ids, _ = exact_knn(unit_vectors(4), 10)
+    assert ids.shape == (4, 3)
+
+
+def test_approximate_knn_with_an_ann_query_function():
+    v = unit_vectors(40)
+    doc_ids = [f"d{i}" for i in range(40)]
+    truth = brute_force(v, 5)
+
+    def query(rows, n):  # a perfect "ANN" that also returns the row itself first
+        sims = rows @ v.T
+        return [[doc_ids[j] for j in np.argsort(-s)[:n]] for s in sims]
+
+    ids, scores = approximate_knn(query, v, doc_ids, 5)
+    assert (ids == truth).all()
+    assert np.allclose(scores.astype(np.float32), np.take_along_axis(v @ v.T, truth.astype(int), 1), atol=1e-2)
+
+
+def test_save_load_lookup_and_limit_k(tmp_path):
+    v = unit_vectors(20)
+    doc_ids = [f"d{i}" for i in range(20)]
+    ids, scores = exact_knn(v, 6)
+    save_graph(tmp_path, ids, scores, {"embedder": "test"})
+    graph = NeighbourGraph.load(tmp_path, doc_ids)
+    assert graph.k == 6 and graph.header["documents"] == 20 and graph.header["embedder"] == "test"
+    full = graph.neighbours("d3")
+    assert [d for d, _ in full] == [doc_ids[i] for i in ids[3]]
+    small = graph.to_limit_k(2)
+    assert small.neighbours("d3") == full[:2]
+    assert graph.neighbours("unknown") == []
+    with pytest.raises(IndexNotReady, match="rebuild"):
+        graph.to_limit_k(7)
+    with pytest.raises(IndexNotReady, match="covers 20 documents"):
+        NeighbourGraph.load(tmp_path, doc_ids[:5])
+
+
+def test_missing_graph_is_a_clear_error(tmp_path):
+    with pytest.raises(IndexNotReady, match="missing or damaged"):
+        NeighbourGraph.load(tmp_path, ["a"])
