@@ -22,6 +22,16 @@ def sunar_home() -> Path:
     return Path(base)
 
 
+def _runtime_context() -> Any:
+    """The LangGraph runtime context of the node being run, or None outside a graph."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        return get_runtime().context
+    except Exception:  # not inside a LangGraph run
+        return None
+
+
 def _f(default: Any, description: str) -> Any:
     return field(default=default, metadata={"description": description})
 
@@ -77,16 +87,20 @@ class Configuration:
     # --- Self-Ask and MER ---------------------------------------------------------------------
     max_hops: int = _f(4, "Most Self-Ask follow-up questions before the answer is forced.")
     max_tokens: int = _f(256, "Most tokens the LLM may generate per call.")
-    use_asu: bool = _f(True, "Answer sampling + uncertainty rescoring (off: the SUNAR w/o ASU variant).")
-    use_mer: bool = _f(True, "Meta Evidence Reasoner for the final answer (off: SUNAR_R).")
-    use_graph: bool = _f(True, "Neighbour graph in retrieval (off: Self-Ask with re-ranking only).")
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
-        """Build from a LangGraph ``RunnableConfig`` (its ``configurable`` section)."""
-        configurable = (config or {}).get("configurable") or {}
+        """Build from the run's context (LangGraph Studio / ``invoke(context=...)``), then the
+        ``configurable`` section of a ``RunnableConfig`` (which wins)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in configurable.items() if k in known})
+        values: dict[str, Any] = {}
+        context = _runtime_context()
+        if isinstance(context, Configuration):
+            values.update({name: getattr(context, name) for name in known})
+        elif isinstance(context, dict):
+            values.update(context)
+        values.update((config or {}).get("configurable") or {})
+        return cls(**{k: v for k, v in values.items() if k in known})
 
     @classmethod
     def descriptions(cls) -> dict[str, str]:

@@ -306,21 +306,41 @@ class EmbeddedChatModel(BaseChatModel):
             )
         )
 
+    def _prompt_tokens(self, messages: Sequence[BaseMessage]) -> list[int]:
+        """The chat-templated prompt (ending where the assistant's reply starts) as tokens."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llama = self.llama
+        meta = llama.metadata
+        formatter = Jinja2ChatFormatter(
+            template=meta["tokenizer.chat_template"],
+            eos_token=llama._model.token_get_text(llama.token_eos()),
+            bos_token=llama._model.token_get_text(llama.token_bos()) if llama.token_bos() >= 0 else "",
+        )
+        prompt = formatter(messages=self._dicts(messages)).prompt
+        return llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+
     def label_logprobs(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
-        """Log-probability of each label's first token as the first token of the reply."""
+        """Log-probability of each label's first token as the first token of the reply. One forward
+        pass over the part of the prompt not already in the KV cache (the few-shot prefix is shared)."""
+        import numpy as np
+
         llama = self.llama
         with self._lock:
-            out = llama.create_chat_completion(
-                messages=self._dicts(messages), temperature=0.0, max_tokens=1, logprobs=True, top_logprobs=20
-            )
-        content = (out["choices"][0].get("logprobs") or {}).get("content") or []
-        top = content[0]["top_logprobs"] if content else []
-        scores = {lab: -math.inf for lab in labels}
-        for entry in top:
-            token = entry["token"].strip().lower()
-            for lab in labels:
-                if token and lab.lower().startswith(token) and entry["logprob"] > scores[lab]:
-                    scores[lab] = float(entry["logprob"])
+            tokens = self._prompt_tokens(messages)
+            cached = 0
+            for a, b in zip(llama._input_ids, tokens):
+                if a != b:
+                    break
+                cached += 1
+            llama.n_tokens = min(cached, len(tokens) - 1)  # eval() drops the KV cache past this
+            llama.eval(tokens[llama.n_tokens :])
+            logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(np.float64)
+        logz = float(np.log(np.exp(logits - logits.max()).sum()) + logits.max())
+        scores = {}
+        for label in labels:
+            firsts = {llama.tokenize(v.encode("utf-8"), add_bos=False, special=False)[0] for v in (label, " " + label, label.capitalize())}
+            scores[label] = max(float(logits[t]) - logz for t in firsts)
         return scores
 
 

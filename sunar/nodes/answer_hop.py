@@ -1,0 +1,28 @@
+"""The sub-question's evidence (top l of R+) and the LLM's intermediate answer, which feeds the
+next Self-Ask step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sunar import prompts
+from sunar.config import Configuration
+from sunar.nodes.text import clean_answer, evidence, top
+from sunar.runtime import node, resources
+from sunar.state import Hop
+
+
+@node("answer_hop")
+def answer_hop(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    cfg = Configuration.from_runnable_config(config)
+    res = resources(config)
+    scored = state.get("scored") or {}
+    docs = res.index.documents(top(scored, cfg.evidence))
+    found = evidence(docs, scored)
+    reply = res.llm.generate(
+        prompts.answer_messages(state["sub_question"], found), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
+    )
+    hop = Hop(question=state["sub_question"], answer=clean_answer(str(reply.content)), evidence=found, batches=state.get("batches") or [])
+    return {"hops": [*(state.get("hops") or []), hop], "sub_question": ""}

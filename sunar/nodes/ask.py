@@ -1,0 +1,63 @@
+"""Entry node: take the question (plain ``question`` or the last human chat message), check it,
+and clear what a previous question on the same thread left behind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from sunar.errors import SunarError
+from sunar.runtime import node
+
+MAX_QUESTION_CHARS = 2000
+
+
+def validate_question(question: Any) -> str:
+    """The question, stripped; a clear one-line error for anything that cannot be asked."""
+    if not isinstance(question, str):
+        raise SunarError(f"the question must be text, not {type(question).__name__}")
+    question = " ".join(question.split())
+    if not question:
+        raise SunarError("the question is empty; ask something like: sunar ask \"Where was the director of film Ronnie Rocket born?\"")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise SunarError(f"the question is {len(question)} characters long; keep it under {MAX_QUESTION_CHARS}")
+    if not any(ch.isalnum() for ch in question):
+        raise SunarError("the question has no letters or digits; ask a question in words")
+    return question
+
+
+def latest_human_text(messages: list[Any]) -> str | None:
+    for message in reversed(messages or []):
+        if getattr(message, "type", None) == "human":
+            content = message.content
+            if isinstance(content, list):  # multimodal content blocks: keep the text parts
+                content = " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+            return content
+    return None
+
+
+@node("ask")
+def ask(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    messages = state.get("messages") or []
+    asked = latest_human_text(messages)
+    last = messages[-1] if messages else None
+    # A new human message on a chat thread is a new question; otherwise the plain field is asked.
+    from_chat = last is not None and last.type == "human"
+    question = validate_question(asked if from_chat or state.get("question") is None else state.get("question"))
+    return {
+        "question": question,
+        # a plain question joins the thread's history as a human message, like a chat one
+        "messages": [] if from_chat else [HumanMessage(content=question)],
+        "hops": [],
+        "sub_question": "",
+        "draft_answer": "",
+        "answer": "",
+        "rationale": "",
+        "confidence": 0.0,
+        "evidence": [],
+        "reasoning_path": [],
+        "batches": [],
+        "notes": [],
+    }

@@ -1,0 +1,27 @@
+"""The final answer without MER (SUNAR_R, Self-Ask): Self-Ask's own final answer, or, when
+Self-Ask stopped without one (hop limit, repeated follow-up, broken format), one answer call on
+the gathered evidence and the reasoning path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sunar import prompts
+from sunar.config import Configuration
+from sunar.nodes.text import clean_answer
+from sunar.runtime import node, resources
+
+
+@node("conclude")
+def conclude(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    if state.get("draft_answer"):
+        return {"answer": state["draft_answer"]}
+    cfg = Configuration.from_runnable_config(config)
+    path = "; ".join(f"{h['question']} -> {h['answer']}" for h in state.get("hops") or [])
+    question = f"{state['question']} (known so far: {path})" if path else state["question"]
+    reply = resources(config).llm.generate(
+        prompts.answer_messages(question, state.get("evidence") or []), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
+    )
+    return {"answer": clean_answer(str(reply.content))}

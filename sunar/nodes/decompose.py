@@ -1,0 +1,65 @@
+"""Self-Ask decomposition: the next follow-up question sq_i, or the end of the decomposition."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+
+from sunar import prompts
+from sunar.config import Configuration
+from sunar.models.nli import normalize_answer
+from sunar.nodes.text import clean_answer
+from sunar.runtime import node, resources
+
+Step = tuple[Literal["follow_up", "final", "invalid"], str]
+_FOLLOW = re.compile(r"^\W*follow[\s-]*up(?:\s+question)?\s*\d*\W*?:\W*?\s*(.*)$", re.IGNORECASE)
+_FINAL = re.compile(r"^\W*(?:so\s+)?the\s+final\s+answer\s+is\W*?:?\**\s*(.*)$|^\W*final answer\W*:\s*(.*)$", re.IGNORECASE)
+
+
+def parse_self_ask(text: str) -> Step:
+    """Read the first meaningful line of a Self-Ask step.
+
+    Returns ("follow_up", question), ("final", answer) or ("invalid", the line). A bare question
+    (a line ending in "?") is read as a follow-up; "Are follow up questions needed here: ..."
+    echoes are skipped.
+    """
+    for raw in str(text).splitlines():
+        line = raw.strip()
+        if not line or line.lower().startswith("are follow up questions needed"):
+            continue
+        if (m := _FINAL.match(line)) is not None:
+            return "final", clean_answer(m.group(1) or m.group(2) or "")
+        if (m := _FOLLOW.match(line)) is not None and any(ch.isalnum() for ch in m.group(1)):
+            return "follow_up", m.group(1).strip().strip("*").strip()
+        if line.endswith("?") and ":" not in line:
+            return "follow_up", line
+        return "invalid", line
+    return "invalid", ""
+
+
+@node("decompose")
+def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Ask the LLM for the next Self-Ask step and decide, deliberately, every way it can go wrong:
+    hop limit, repeated follow-up, broken format, or a final answer before any retrieval."""
+    cfg = Configuration.from_runnable_config(config)
+    question, hops = state["question"], state.get("hops") or []
+    if len(hops) >= cfg.max_hops:
+        return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
+    path = [(h["question"], h["answer"]) for h in hops]
+    reply = resources(config).llm.generate(
+        prompts.self_ask_messages(question, path), temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"]
+    )
+    kind, text = parse_self_ask(str(reply.content))
+    if kind == "follow_up":
+        if normalize_answer(text) in {normalize_answer(h["question"]) for h in hops}:
+            return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}
+        return {"sub_question": text}
+    if not hops:
+        # Nothing retrieved yet: retrieve for the question itself rather than answer unsupported.
+        note = "Self-Ask answered without a follow-up" if kind == "final" else f"Self-Ask output broke the format ({text[:80]!r})"
+        return {"sub_question": question, "notes": [f"{note}; the question itself is used as the only sub-question"]}
+    if kind == "final":
+        return {"sub_question": "", "draft_answer": text}
+    return {"sub_question": "", "notes": [f"Self-Ask output broke the format ({text[:80]!r}); decomposition stopped"]}

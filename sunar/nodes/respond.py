@@ -1,0 +1,28 @@
+"""The reply: an AI message with the answer and its cited evidence (for chat apps), and the
+structured reasoning path in the state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+
+from sunar.runtime import node
+
+
+def reply_text(answer: str, confidence: float, evidence: list[dict], path: list[dict]) -> str:
+    lines = [answer, "", f"Confidence: {confidence:.0%}"]
+    if path:
+        lines += ["", "Reasoning:"] + [f"{i}. {step['question']} -> {step['answer']}" for i, step in enumerate(path, 1)]
+    if evidence:
+        lines += ["", "Evidence:"] + [f"[{i}] {e['title']} ({e['id']})" for i, e in enumerate(evidence, 1)]
+    return "\n".join(lines)
+
+
+@node("respond")
+def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    path = [{"question": h["question"], "answer": h["answer"]} for h in state.get("hops") or []]
+    evidence = state.get("evidence") or []
+    text = reply_text(state["answer"], state.get("confidence", 0.0), evidence, path)
+    return {"reasoning_path": path, "messages": [AIMessage(content=text, name="sunar")]}

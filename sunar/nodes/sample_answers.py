@@ -1,0 +1,28 @@
+"""Answer sampling (ASU): m answers from the LLM given the sub-question and the batch B."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sunar import prompts
+from sunar.config import Configuration
+from sunar.nodes.text import clean_answer, evidence
+from sunar.runtime import node, resources
+
+
+@node("sample_answers")
+def sample_answers(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    cfg = Configuration.from_runnable_config(config)
+    res = resources(config)
+    batch = dict(state["batch"])
+    docs = res.index.documents(batch["ids"])
+    replies = res.llm.sample(
+        prompts.answer_messages(state["sub_question"], evidence(docs, {})),
+        cfg.samples,
+        temperature=cfg.temperature,
+        max_tokens=min(cfg.max_tokens, 48),
+    )
+    batch["answers"] = [clean_answer(str(r.content)) for r in replies]
+    return {"batch": batch}

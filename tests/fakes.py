@@ -1,0 +1,114 @@
+"""Hand-made stand-ins for the index, scorer and NLI, and a scripted LLM that understands the
+project's prompts, so the graphs run deterministically without models."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sunar import prompts
+from sunar.models.fake import ScriptedLLM
+from sunar.models.nli import _Cached
+from sunar.runtime import Resources
+from sunar.stores.corpus import Document
+
+
+@dataclass
+class MemoryIndex:
+    """Documents, a first-stage ranking per query (or a default), and a neighbour table."""
+
+    docs: dict[str, Document]
+    rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    graph: dict[str, list[str]] = field(default_factory=dict)
+    default_ranking: list[tuple[str, float]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.docs)
+
+    def first_stage(self, query: str, depth: int, kind: str = "bm25") -> list[tuple[str, float]]:
+        return list(self.rankings.get(query, self.default_ranking))[:depth]
+
+    def neighbours(self, doc_id: str) -> list[tuple[str, float]]:
+        return [(n, 0.9 - 0.01 * i) for i, n in enumerate(self.graph.get(doc_id, []))]
+
+    def documents(self, ids: Sequence[str]) -> list[Document]:
+        return [self.docs[i] for i in ids if i in self.docs]
+
+
+class TableScorer:
+    """Scores from a table (id -> score); unknown documents score 0."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, float]):
+        self.table = table
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def score(self, query: str, docs: Sequence[Document]) -> list[float]:
+        self.calls.append((query, [d.id for d in docs]))
+        return [self.table.get(d.id, 0.0) for d in docs]
+
+
+class TableNLI(_Cached):
+    """Equivalence by a canonical form: answers with the same ``canon(answer)`` are equivalent;
+    others contradict."""
+
+    name = "table-nli"
+
+    def __init__(self, canon: Callable[[str], str] = lambda a: a.lower()):
+        super().__init__()
+        self.canon = canon
+
+    def _judge(self, question: str, a: str, b: str):
+        return "equivalent" if self.canon(a) == self.canon(b) else "contradiction"
+
+
+def docs(*specs: tuple[str, str, str]) -> dict[str, Document]:
+    return {i: Document(i, t, x) for i, t, x in specs}
+
+
+def prompt_kind(prompt: str) -> str:
+    if prompt.startswith(prompts.SELF_ASK_SYSTEM):
+        return "self_ask"
+    if prompt.startswith(prompts.MER_SYSTEM):
+        return "mer"
+    if prompt.startswith(prompts.NLI_SYSTEM):
+        return "nli"
+    return "answer"
+
+
+def question_of(prompt: str) -> str:
+    return re.findall(r"Question: (.*)", prompt)[-1].strip()
+
+
+def self_ask_script(steps: list[str]) -> Callable[[str], str]:
+    """Self-Ask replies by step number (the number of intermediate answers so far)."""
+
+    def reply(prompt: str) -> str:
+        transcript = prompt.rsplit("Question:", 1)[1]
+        n = transcript.count("Intermediate answer:")
+        return steps[n] if n < len(steps) else steps[-1]
+
+    return reply
+
+
+def scripted_llm(
+    self_ask: Callable[[str], str],
+    answer: Callable[[str, int], str],
+    mer: str = "[Answer]: from the documents.\n[Final Answer]: {answer}",
+) -> ScriptedLLM:
+    def script(prompt: str, i: int) -> str:
+        kind = prompt_kind(prompt)
+        if kind == "self_ask":
+            return self_ask(prompt)
+        if kind == "mer":
+            return mer.format(answer=answer("MER:" + question_of(prompt), 0))
+        return answer(question_of(prompt), i)
+
+    return ScriptedLLM(script)
+
+
+def resources(llm, scorer, index, nli=None) -> Resources:
+    return Resources(llm=llm, scorer=scorer, nli=nli or TableNLI(), index=index)

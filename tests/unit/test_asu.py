@@ -1,0 +1,64 @@
+"""Answer sampling, NLI clustering and rescoring, with a scripted LLM and a scripted NLI."""
+
+import pytest
+
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar.graph import build_graph
+from sunar.nodes.rescore import divisor, rescored
+
+SQ = "Who directed Ronnie Rocket?"
+CORPUS = docs(("a", "A", "a"), ("b", "B", "b"), ("c", "C", "c"), ("d", "D", "d"))
+RANKING = [("a", 4.0), ("b", 3.0), ("c", 2.0), ("d", 1.0)]
+SCORES = {"a": 0.8, "b": 0.6, "c": 0.9, "d": 0.3}
+# Samples per batch: batch 1 (a, b) -> 3 different answers; batch 2 (c, d) -> all agree.
+SAMPLES = {1: ["David Lynch", "Mel Brooks", "david lynch", "John Waters"], 2: ["David Lynch", "David Lynch", "David Lynch", "david lynch"]}
+
+
+def run(rescoring):
+    calls = {"n": 0}
+
+    def answer(question, i):
+        if question == SQ:
+            if i == 0:
+                calls["n"] += 1
+            return SAMPLES.get(calls["n"], ["David Lynch"] * 4)[i]
+        return "David Lynch"
+
+    llm = scripted_llm(self_ask_script([f"Follow up: {SQ}", "So the final answer is: David Lynch"]), answer)
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, {SQ: RANKING}), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 4, "samples": 4, "rescoring": rescoring}
+    return build_graph("sunar").invoke({"question": "Where was the director of Ronnie Rocket born?"}, {"configurable": cfg})
+
+
+def test_paper_rescoring_divides_by_the_number_of_semantic_sets():
+    out = run("paper")
+    first, second = out["hops"][0]["batches"][:2]
+    # an intermediate answer call sits between the hops, so batch answers are per batch only
+    assert first["answers"] == SAMPLES[1] and first["sets"] == [[0, 2], [1], [3]]
+    assert first["scores"] == [0.8, 0.6] and first["rescored"] == pytest.approx([0.8 / 3, 0.6 / 3])
+    assert second["sets"] == [[0, 1, 2, 3]] and second["rescored"] == pytest.approx([0.9, 0.3])
+    # uncertain evidence sinks: c (0.9, s=1) and d (0.3) now outrank a (0.8 / 3)
+    assert [e["id"] for e in out["hops"][0]["evidence"]][:2] == ["c", "d"]
+
+
+def test_official_rescoring_uses_contradicting_pairs():
+    out = run("official")
+    first, second = out["hops"][0]["batches"][:2]
+    # pairs among 4 answers in sets {0,2},{1},{3}: 6 pairs, 1 equivalent -> 5 contradictions
+    assert first["contradictions"] == 5
+    assert first["rescored"] == pytest.approx([0.8 / 2.5, 0.6 / 2.5])
+    assert second["contradictions"] == 0 and second["rescored"] == pytest.approx([0.9, 0.3])
+
+
+def test_divisor_and_negative_scores():
+    assert divisor({"sets": [[0], [1]]}, "paper") == 2.0
+    assert divisor({"sets": []}, "paper") == 1.0
+    assert divisor({"contradictions": 1}, "official") == 1.0  # never boosts
+    assert rescored([2.0, -2.0], 2.0) == [1.0, -4.0]  # more uncertainty, lower score, any sign
+
+
+def test_table_nli_cache_counts():
+    nli = TableNLI()
+    from sunar.models.nli import semantic_sets
+
+    assert semantic_sets("q", ["x", "y", "X", "y"], nli) == [[0, 2], [1, 3]]

@@ -1,0 +1,113 @@
+"""The Self-Ask parser on well-formed and malformed outputs, and decompose's deliberate fall-backs."""
+
+import pytest
+
+from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar.errors import SunarError
+from sunar.graph import build_graph
+from sunar.nodes.decompose import parse_self_ask
+from sunar.nodes.mer import parse_mer
+from sunar.nodes.text import clean_answer
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Follow up: Who directed Ronnie Rocket?", ("follow_up", "Who directed Ronnie Rocket?")),
+        ("Follow-up question: Who is X?\nIntermediate answer: Y", ("follow_up", "Who is X?")),
+        ("**Follow up:** Who is X?", ("follow_up", "Who is X?")),
+        ("Are follow up questions needed here: Yes.\nFollow up: Who is X?", ("follow_up", "Who is X?")),
+        ("So the final answer is: Missoula, Montana.", ("final", "Missoula, Montana")),
+        ("[Final Answer]: Missoula", ("final", "Missoula")),
+        ("the final answer is Missoula", ("final", "Missoula")),
+        ("So the final answer is:", ("final", "unknown")),
+        ("Who directed Ronnie Rocket?", ("follow_up", "Who directed Ronnie Rocket?")),
+        ("Intermediate answer: David Lynch", ("invalid", "Intermediate answer: David Lynch")),
+        ("I think it is Lynch", ("invalid", "I think it is Lynch")),
+        ("", ("invalid", "")),
+        ("\n\n  \n", ("invalid", "")),
+        ("Follow up:", ("invalid", "Follow up:")),
+    ],
+)
+def test_parse_self_ask(text, expected):
+    assert parse_self_ask(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[Answer]: Lynch directed it and was born in Missoula.\n[Final Answer]: Missoula, Montana", ("Lynch directed it and was born in Missoula.", "Missoula, Montana", True)),
+        ("Reasoning here.\nMissoula", ("Reasoning here.", "Missoula", False)),
+        ("", ("", "unknown", False)),
+        ("[Final Answer]: I don't know", ("", "unknown", True)),
+    ],
+)
+def test_parse_mer(text, expected):
+    assert parse_mer(text) == expected
+
+
+def test_clean_answer():
+    assert clean_answer("  Short answer: \"Missoula\".\nmore") == "Missoula"
+    assert clean_answer("") == "unknown" and clean_answer("Not mentioned in the documents") == "unknown"
+
+
+CORPUS = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."), ("d2", "David Lynch", "Lynch was born in Missoula."))
+
+
+def run(steps, variant="sunar_r", max_hops=4, answer=lambda q, i: "David Lynch", question="Where was the director of Ronnie Rocket born?"):
+    llm = scripted_llm(self_ask_script(steps), answer)
+    res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
+    out = build_graph(variant).invoke({"question": question}, {"configurable": {"resources": res, "max_hops": max_hops, "samples": 2}})
+    return out, llm
+
+
+def test_two_hops_then_final_answer():
+    answers = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+    out, _ = run(
+        ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", "So the final answer is: Missoula"],
+        answer=lambda q, i: answers.get(q, "Missoula" if i == 0 else "Helena"),
+    )
+    assert out["reasoning_path"] == [{"question": q, "answer": a} for q, a in answers.items()]
+    assert out["answer"] == "Missoula" and out["notes"] == []
+    assert out["confidence"] == 0.5  # of 2 samples, one agrees with the answer
+
+
+def test_hop_limit_forces_the_answer():
+    out, _ = run([f"Follow up: question number {i}?" for i in range(10)], max_hops=2)
+    assert len(out["hops"]) == 2 and any("hop limit (2)" in n for n in out["notes"])
+    assert out["answer"] == "David Lynch"  # conclude answered from the evidence
+
+
+def test_repeated_follow_up_stops_decomposition():
+    out, _ = run(["Follow up: Who directed Ronnie Rocket?", "Follow up: who directed ronnie rocket"])
+    assert len(out["hops"]) == 1 and any("repeated a follow-up" in n for n in out["notes"])
+
+
+def test_broken_format_at_first_step_retrieves_for_the_question_itself():
+    out, _ = run(["Lorem ipsum", "So the final answer is: Missoula"])
+    assert out["hops"][0]["question"] == "Where was the director of Ronnie Rocket born?"
+    assert any("broke the format" in n for n in out["notes"]) and out["answer"] == "Missoula"
+
+
+def test_final_answer_before_any_retrieval_still_retrieves():
+    out, _ = run(["So the final answer is: Helena", "So the final answer is: Missoula"])
+    assert len(out["hops"]) == 1 and out["hops"][0]["evidence"]
+    assert out["answer"] == "Missoula"
+
+
+def test_broken_format_later_stops_and_concludes():
+    out, _ = run(["Follow up: Who directed Ronnie Rocket?", "Intermediate answer: oops"])
+    assert len(out["hops"]) == 1 and any("broke the format" in n for n in out["notes"])
+    assert out["answer"] == "David Lynch"
+
+
+def test_unknown_intermediate_and_empty_answers():
+    out, _ = run(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: unknown"], answer=lambda q, i: "")
+    assert out["hops"][0]["answer"] == "unknown" and out["answer"] == "unknown"
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "???", "x" * 2001, 42, None])
+def test_bad_questions_are_one_clear_error(bad):
+    with pytest.raises(SunarError) as info:
+        run(["Follow up: a?"], question=bad)
+    assert "\n" not in str(info.value)
