@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any
 
 from sunar.errors import SunarError
 
@@ -39,11 +42,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     from sunar.models import gguf
-    from sunar.models.embedder import BUNDLED, package_folder
+    from sunar.models.embedder import BUNDLED, hf_cached, package_folder
     from sunar.models.llm import OLLAMA_URL, ollama_models, resolve_llm
     from sunar.models.nli import CACHED_NLI_CANDIDATES, resolve_nli
     from sunar.models.scorer import PAPER_CROSS_ENCODER, resolve_scorer
-    from sunar.models.embedder import hf_cached
 
     def row(name: str, state: str) -> None:
         print(f"  {name:<44} {state}")
@@ -56,7 +58,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         detail = {"ready": "ready (assembled in the cache)", "installed": "installed (assembled on first use)", "missing": "not installed"}[state]
         row(f"embedded:{spec.name}", f"{detail} - {spec.description}")
     print("Embedder")
-    for key, (module, sub, canonical) in BUNDLED.items():
+    for key, (module, sub, _canonical) in BUNDLED.items():
         row(key, "ready" if package_folder(module, sub) else "not installed")
     print("Scorer")
     row(f"cross-encoder:{PAPER_CROSS_ENCODER}", "cached" if hf_cached(PAPER_CROSS_ENCODER) else "not in the Hugging Face cache")
@@ -76,6 +78,136 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``configurable`` dict for a run: the profile, then --llm/--scorer/--nli/--index, then --set."""
+    from sunar.config import CPU_PROFILE, Configuration
+    from sunar.models.llm import resolve_llm
+
+    llm, reason = resolve_llm(args.llm)
+    if args.llm == "auto":
+        log.info("llm: auto -> %s (%s)", llm, reason)
+    profile = args.profile or ("cpu" if llm.startswith("embedded:") else "paper")
+    values: dict[str, Any] = dict(CPU_PROFILE) if profile == "cpu" else {}
+    values.update(llm=llm, scorer=args.scorer, nli=args.nli, index_dir=args.index or "", chroma_url=args.chroma_url or "")
+    known = {f.name: f for f in fields(Configuration)}
+    for item in args.set or []:
+        key, sep, raw = item.partition("=")
+        if not sep or key not in known:
+            raise SunarError(f"--set takes FIELD=VALUE with a field of: {', '.join(known)}")
+        default = known[key].default
+        try:
+            values[key] = type(default)(raw) if not isinstance(default, bool) else raw.lower() in {"1", "true", "yes"}
+        except ValueError:
+            raise SunarError(f"--set {key}: {raw!r} is not a {type(default).__name__}") from None
+    return values
+
+
+def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
+    return {
+        "question": out.get("question"),
+        "variant": variant,
+        "answer": out.get("answer"),
+        "confidence": out.get("confidence"),
+        "reasoning_path": out.get("reasoning_path") or [],
+        "evidence": [{"id": e["id"], "title": e["title"], "score": round(e["score"], 4), "text": e["text"]} for e in out.get("evidence") or []],
+        "rationale": out.get("rationale") or "",
+        "notes": out.get("notes") or [],
+        "usage": out.get("usage") or {},
+    }
+
+
+def print_result(record: dict[str, Any]) -> None:
+    print(f"Answer: {record['answer']}   (confidence {record['confidence']:.0%})")
+    if record["rationale"]:
+        print(f"Rationale: {record['rationale']}")
+    if record["reasoning_path"]:
+        print("\nReasoning path:")
+        for i, step in enumerate(record["reasoning_path"], 1):
+            print(f"  {i}. {step['question']} -> {step['answer']}")
+    if record["evidence"]:
+        print("\nEvidence:")
+        for i, e in enumerate(record["evidence"], 1):
+            print(f"  [{i}] {e['title']} ({e['id']})")
+    for note in record["notes"]:
+        print(f"note: {note}")
+    usage = record["usage"]
+    seconds = sum((usage.get("seconds") or {}).values())
+    print(
+        f"\nCost: {usage.get('llm_calls', 0)} LLM calls, {usage.get('prompt_tokens', 0)} prompt + "
+        f"{usage.get('generated_tokens', 0)} generated tokens, {usage.get('judge_calls', 0)} NLI judgements, {seconds:.1f} s"
+    )
+
+
+def describe(node: str, update: dict[str, Any]) -> str | None:
+    """One terminal line for a node's state update (None: nothing worth showing)."""
+    batch = update.get("batch") or {}
+    if node == "decompose":
+        if update.get("sub_question"):
+            return f"follow-up: {update['sub_question']}"
+        return f"decomposition done{': ' + update['draft_answer'] if update.get('draft_answer') else ''}"
+    if node == "retrieve":
+        return f"first stage: {len(update.get('ranking') or [])} documents"
+    if node == "select_batch":
+        scores = ", ".join(f"{x:.2f}" for x in batch.get("scores") or [])
+        return f"batch from {batch.get('source')}: {len(batch.get('ids') or [])} documents scored [{scores}]"
+    if node == "sample_answers":
+        return f"sampled answers: {batch.get('answers')}"
+    if node == "cluster":
+        return f"semantic sets: s = {len(batch.get('sets') or [])}"
+    if node == "rescore":
+        return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
+    if node == "answer_hop":
+        hop = (update.get("hops") or [{}])[-1]
+        return f"intermediate answer: {hop.get('answer')} (from {len(hop.get('evidence') or [])} documents)"
+    if node == "gather":
+        return f"evidence for the final answer: {len(update.get('evidence') or [])} documents"
+    if node == "final":
+        return f"final answer: {update.get('answer')}"
+    if node == "confidence":
+        return f"confidence: {update.get('confidence', 0):.0%}"
+    return None
+
+
+def stream_steps(graph: Any, question: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Run the graph showing each step on stderr as it happens, and the final answer's tokens."""
+    out: dict[str, Any] = {}
+    in_tokens = False
+    for mode, payload in graph.stream({"question": question}, config, stream_mode=["updates", "messages", "values"]):
+        if mode == "values":
+            out = payload
+        elif mode == "messages":
+            chunk, meta = payload
+            if meta.get("langgraph_node") == "final" and chunk.content:
+                print(("" if in_tokens else "[final] ") + str(chunk.content), end="", file=sys.stderr, flush=True)
+                in_tokens = True
+        else:
+            for node, update in payload.items():
+                line = describe(node, update or {})
+                if line:
+                    print(("\n" if in_tokens else "") + f"[{node}] {line}", file=sys.stderr, flush=True)
+                    in_tokens = False
+    return out
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from sunar.graph import VARIANTS, build_graph
+    from sunar.nodes.ask import validate_question
+
+    question = validate_question(args.question)
+    if args.variant not in VARIANTS:
+        raise SunarError(f"unknown variant '{args.variant}'; choose one of: {', '.join(VARIANTS)}")
+    configurable = run_config(args)
+    graph = build_graph(args.variant)
+    config = {"configurable": configurable, "recursion_limit": 1000}
+    out = stream_steps(graph, question, config) if args.stream else graph.invoke({"question": question}, config)
+    record = result_record(out, args.variant)
+    if args.json:
+        print(json.dumps(record, ensure_ascii=False))
+    else:
+        print_result(record)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sunar", description="SUNAR multi-hop question answering (LangGraph).")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
@@ -91,6 +223,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_index)
 
+    p = sub.add_parser("ask", help="answer a multi-hop question (default: the bundled demo corpus)")
+    p.add_argument("question")
+    p.add_argument("--index", default="", help="index directory from 'sunar index' (default: the bundled demo corpus)")
+    p.add_argument("--chroma-url", default="", help="Chroma server URL, if the index was built with one")
+    p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r or self_ask")
+    p.add_argument("--llm", default="auto", help="auto, ollama:<model> or embedded:<name>")
+    p.add_argument("--scorer", default="auto")
+    p.add_argument("--nli", default="auto")
+    p.add_argument("--profile", choices=["paper", "cpu"], help="paper settings, or the smaller CPU profile (default for the embedded model)")
+    p.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a configuration field (repeatable)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--stream", action="store_true", help="show each step live on stderr (sub-questions, batch scores, semantic sets, answers)")
+    p.set_defaults(func=cmd_ask)
+
     p = sub.add_parser("models", help="list configured and locally available models, and what auto picks")
     p.add_argument("--llm", default="auto")
     p.add_argument("--scorer", default="auto")
@@ -103,6 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, format="%(message)s", stream=sys.stderr)
+    try:  # transformers' "Loading weights" bars say nothing useful to a user
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
     for noisy in ("httpx", "chromadb", "sentence_transformers", "transformers", "urllib3", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     func: Callable[[argparse.Namespace], int] = args.func

@@ -55,7 +55,7 @@ class Configuration:
     scorer: str = _f(
         "auto",
         "Scorer of NAR batches (the paper's cross-encoder): 'cross-encoder:<name or path>', "
-        "'splade', 'dense', 'bm25', 'hybrid', or 'auto' (the paper's "
+        "'hybrid', 'splade', 'dense', or 'auto' (the paper's "
         "nreimers/mmarco-mMiniLMv2-L12-H384-v1 when cached, else the measured best offline one).",
     )
     nli: str = _f(

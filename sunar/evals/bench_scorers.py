@@ -174,23 +174,74 @@ class RepresentationCache:
     dense_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     splade_vectors: sparse.csr_matrix = field(default_factory=lambda: sparse.csr_matrix((0, 0), dtype=np.float32))
     seconds: dict[str, float] = field(default_factory=dict)
+    encoded: int = 0
 
-    def build(self, docs: Sequence[Document]) -> None:
-        """Encode every document once.
+    def build(self, docs: Sequence[Document], path: Path | None = None) -> None:
+        """Encode every document not cached yet, once.
 
         Args:
             docs: The distinct documents to cache.
+            path: Optional ``.npz`` file of representations: read first (if it exists and was made
+                by the same models), then rewritten with the newly encoded documents added.
         """
-        ordered = length_sorted(docs)
-        self.rows = {d.id: i for i, d in enumerate(ordered)}
-        texts = [d.content for d in ordered]
-        self.dense_vectors = self._timed("dense", texts, self._embed_dense)
-        self.splade_vectors = self._timed("splade", texts, self._encode_splade)
+        if path is not None and path.exists():
+            self.load(path)
+        missing = length_sorted([d for d in docs if d.id not in self.rows])
+        say(f"{len(docs) - len(missing)} documents cached on disk, {len(missing)} to encode")
+        if not missing:
+            return
+        self.dense.embedder.embed(["warm-up"])  # load both models before timing
+        self.splade.encode(["warm-up"])
+        texts = [d.content for d in missing]
+        dense = self._timed("dense", texts, self._embed_dense)
+        splade = self._timed("splade", texts, self._encode_splade)
+        self._append([d.id for d in missing], dense, splade)
+        if path is not None:
+            self.save(path)
+
+    @property
+    def models(self) -> str:
+        """Which models made the representations (a stored file must match it)."""
+        return f"{self.dense.embedder.name}|{self.splade.path}|{self.splade.max_length}"
+
+    def _append(self, ids: Sequence[str], dense: np.ndarray, splade: sparse.csr_matrix) -> None:
+        if self.rows:
+            dense = np.vstack([self.dense_vectors, dense])
+            splade = sparse.vstack([self.splade_vectors, splade], format="csr")
+        self.rows.update({doc_id: len(self.rows) + i for i, doc_id in enumerate(ids)})
+        self.dense_vectors, self.splade_vectors = dense, splade
+
+    def save(self, path: Path) -> None:
+        """Write the representations to an ``.npz`` file.
+
+        Args:
+            path: The file to write.
+        """
+        m = self.splade_vectors
+        ids = np.array(list(self.rows))
+        with open(path, "wb") as f:
+            arrays = {"data": m.data, "indices": m.indices, "indptr": m.indptr, "shape": np.array(m.shape)}
+            np.savez(f, models=np.array(self.models), ids=ids, dense=self.dense_vectors, **arrays)
+        say(f"saved {len(ids)} document representations to {path}")
+
+    def load(self, path: Path) -> None:
+        """Read representations written by ``save``; a file made by other models is ignored.
+
+        Args:
+            path: The file to read.
+        """
+        with np.load(path) as f:
+            if str(f["models"]) != self.models:
+                say(f"ignoring {path}: made by {f['models']}, not {self.models}")
+                return
+            splade = sparse.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+            self._append([str(i) for i in f["ids"]], f["dense"], splade)
 
     def _timed(self, name: str, texts: list[str], encode: Callable[[list[str]], Any]) -> Any:
         start = time.perf_counter()
         result = encode(texts)
         self.seconds[name] = time.perf_counter() - start
+        self.encoded = len(texts)
         say(f"{name}: {len(texts)} documents encoded in {self.seconds[name]:.1f} s")
         return result
 
@@ -424,15 +475,16 @@ def cost_table(timing: dict[str, dict[str, float]], cache: RepresentationCache) 
     Returns:
         The Markdown table.
     """
-    count = len(cache.rows)
-    batched = {k: count / v for k, v in cache.seconds.items()}
-    batched["hybrid"] = count / sum(cache.seconds.values())
+    seconds = dict(cache.seconds, hybrid=sum(cache.seconds.values()))
+    batched = {k: f"{cache.encoded / v:.1f}" if v else "–" for k, v in seconds.items()}
     lines = [
         "| scorer | score() docs/s (fixed sample) | batched encode docs/s (cache) | max abs diff to cache |",
         "|---|---|---|---|",
     ]
     for name, stats in timing.items():
-        lines.append(f"| {name} | {stats['docs_per_second']:.1f} | {batched[name]:.1f} | {stats['max_abs_diff']:.1e} |")
+        lines.append(
+            f"| {name} | {stats['docs_per_second']:.1f} | {batched.get(name, '–')} | {stats['max_abs_diff']:.1e} |"
+        )
     return "\n".join(lines)
 
 
@@ -456,6 +508,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--weights", type=float, nargs="+", default=list(DEFAULT_WEIGHTS), help="hybrid weights")
     parser.add_argument("--sample", type=int, default=1, help="queries per set re-scored with score() (check, cost)")
     parser.add_argument("--splade-batch", type=int, default=16, help="documents per SPLADE forward pass")
+    parser.add_argument("--cache", type=Path, default=None, help="reuse/extend document representations (.npz)")
     parser.add_argument("--out", type=Path, default=None, help="write the tables and raw numbers here (JSON)")
     return parser.parse_args(argv)
 
@@ -516,7 +569,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     dense, splade = DenseScorer(), SpladeScorer()
     cache = RepresentationCache(dense, splade, batch_size=args.splade_batch)
-    cache.build([docs[i] for i in unique])
+    cache.build([docs[i] for i in unique], args.cache)
     scorers: dict[str, Scorer] = {"dense": dense, "splade": splade, "hybrid": HybridScorer(dense=dense, splade=splade)}
     sample = [(queries[n], [docs[i] for i in candidates[n]]) for n in sample_positions(queries, args.sample)]
     timing = verify_and_time(scorers, cache, sample)
@@ -562,7 +615,7 @@ def write_json(
         f"recall@{TOP_K}": table,
         "queries_per_set": counts,
         "score_throughput": timing,
-        "cache": {"documents": len(cache.rows), "encode_seconds": cache.seconds},
+        "cache": {"documents": len(cache.rows), "encoded": cache.encoded, "encode_seconds": cache.seconds},
         "wall_seconds": wall,
         "per_query": [{"group": q.group, "query": q.text, **r} for q, r in zip(queries, per_query, strict=True)],
     }

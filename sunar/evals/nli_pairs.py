@@ -334,9 +334,7 @@ def _same_pairs(records: Sequence[_Record], rng: random.Random) -> dict[str, lis
     seen_gold: set[str] = set()
     for r in records:
         key = normalize_answer(r.gold)
-        aliases = [
-            a for a in r.aliases if normalize_answer(a) != key and same_by_rule(r.gold, a, r.kind == "person")
-        ]
+        aliases = [a for a in r.aliases if normalize_answer(a) != key and same_by_rule(r.gold, a, r.kind == "person")]
         aliases = list(dict.fromkeys(aliases))
         # at most two aliases per question, so one long alias list does not dominate
         for alias in rng.sample(aliases, min(2, len(aliases))):
@@ -345,11 +343,17 @@ def _same_pairs(records: Sequence[_Record], rng: random.Random) -> dict[str, lis
             continue  # the same gold answer again: one paraphrase pair per answer is enough
         seen_gold.add(key)
         head = drop_qualifier(r.gold)
-        if head and r.kind in ("place", "person") and normalize_answer(head) not in {normalize_answer(a) for a in r.aliases}:
+        if (
+            head
+            and r.kind in ("place", "person")
+            and normalize_answer(head) not in {normalize_answer(a) for a in r.aliases}
+        ):
             by_kind["qualifier"].append(_ordered(rng, r.question, r.gold, head, True, "qualifier", r.qid))
         options = paraphrases(r.gold, r.kind)
         if options:
-            by_kind["paraphrase"].append(_ordered(rng, r.question, r.gold, rng.choice(options), True, "paraphrase", r.qid))
+            by_kind["paraphrase"].append(
+                _ordered(rng, r.question, r.gold, rng.choice(options), True, "paraphrase", r.qid)
+            )
     return by_kind
 
 

@@ -329,7 +329,7 @@ class EmbeddedChatModel(BaseChatModel):
         with self._lock:
             tokens = self._prompt_tokens(messages)
             cached = 0
-            for a, b in zip(llama._input_ids, tokens):
+            for a, b in zip(llama._input_ids, tokens, strict=False):
                 if a != b:
                     break
                 cached += 1

@@ -19,10 +19,10 @@ import string
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
+from sunar import prompts
 from sunar.errors import ModelUnavailable
 from sunar.models.embedder import hf_cached
 from sunar.models.llm import LLM
-from sunar import prompts
 
 log = logging.getLogger("sunar")
 

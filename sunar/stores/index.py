@@ -15,6 +15,7 @@ after being killed: documents already in Chroma are not embedded again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -174,10 +175,8 @@ def _discard(folder: Path, previous: dict, chroma_url: str) -> None:
     """Remove a previous build: its Chroma collection (through the client, so a server's copy goes
     too and an open in-process client stays valid) and the files beside it."""
     client = make_client(str(folder / "chroma"), previous.get("chroma_url") or chroma_url or None)
-    try:
+    with contextlib.suppress(Exception):  # already gone
         client.delete_collection(previous["collection"])
-    except Exception:  # noqa: BLE001 - already gone
-        pass
     for name in (MANIFEST, BUILD, DOC_IDS, "neighbours.json", "neighbours.ids.npy", "neighbours.scores.npy"):
         (folder / name).unlink(missing_ok=True)
     shutil.rmtree(folder / "bm25", ignore_errors=True)

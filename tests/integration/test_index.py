@@ -11,10 +11,10 @@ import pytest
 
 from conftest import free_port
 from sunar.errors import IndexNotReady, SunarError
+from sunar.models.embedder import Embedder
 from sunar.stores.chroma import ChromaStore, make_client
 from sunar.stores.corpus import read_corpus
 from sunar.stores.index import BUILD, MANIFEST, Index, build_index, collection_name
-from sunar.models.embedder import Embedder
 
 
 def test_demo_index_is_complete_and_answers(demo_index, demo_corpus):

@@ -11,7 +11,8 @@ from langchain_core.messages import HumanMessage
 
 from conftest import free_port
 from sunar.errors import ModelUnavailable
-from sunar.models import gguf, llm as llm_mod
+from sunar.models import gguf
+from sunar.models import llm as llm_mod
 from sunar.models.fake import ScriptedLLM, register_script
 from sunar.models.llm import make_llm, pick_label, resolve_llm, usage
 from sunar.models.nli import LLMJudgeNLI, normalize_answer, semantic_sets

@@ -1,0 +1,92 @@
+"""The whole graph with scripted models, for every variant: which nodes run, and the output."""
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar.graph import VARIANTS, build_graph
+
+CORPUS = docs(
+    ("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."),
+    ("d2", "David Lynch", "David Lynch was born in Missoula, Montana."),
+    ("d3", "Eraserhead", "Eraserhead is a film."),
+)
+ANSWERS = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula, Montana"}
+STEPS = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", "So the final answer is: Helena"]
+
+
+def make_resources():
+    def answer(question, i):
+        if question.startswith("MER:"):
+            return "Missoula, Montana"
+        return ANSWERS.get(question, "Missoula, Montana")
+
+    llm = scripted_llm(self_ask_script(STEPS), answer)
+    index = MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.5), ("d3", 1.0)], graph={"d1": ["d2"], "d2": ["d1", "d3"]})
+    return resources(llm, TableScorer({"d1": 0.9, "d2": 0.8, "d3": 0.1}), index)
+
+
+def node_sequence(variant, res, **config):
+    graph = build_graph(variant)
+    cfg = {"configurable": {"resources": res, "batch_size": 2, "budget": 3, "samples": 3, **config}}
+    return [next(iter(update)) for update in graph.stream({"question": "Where was the director of film Ronnie Rocket born?"}, cfg, stream_mode="updates")]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_variant_runs_to_a_reply(variant):
+    res = make_resources()
+    seq = node_sequence(variant, res)
+    v = VARIANTS[variant]
+    assert seq[0] == "ask" and seq[-3:] == ["final", "confidence", "respond"]
+    assert seq.count("decompose") == 3 and seq.count("answer_hop") == 2
+    assert ("sample_answers" in seq) == v.asu and ("cluster" in seq) == v.asu and ("rescore" in seq) == v.asu
+    mer_calls = [c for c in res.llm.inner.calls if c.startswith("You check a chain")]
+    assert bool(mer_calls) == v.mer
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_output_contract(variant):
+    out = build_graph(variant).invoke(
+        {"question": "Where was the director of film Ronnie Rocket born?"},
+        {"configurable": {"resources": make_resources(), "batch_size": 2, "budget": 3, "samples": 3}},
+    )
+    # MER reads the evidence and corrects Self-Ask's wrong "Helena"; without MER it stays.
+    assert out["answer"] == ("Missoula, Montana" if VARIANTS[variant].mer else "Helena")
+    assert 0.0 <= out["confidence"] <= 1.0
+    assert out["reasoning_path"] == [{"question": q, "answer": a} for q, a in ANSWERS.items()]
+    assert {e["id"] for e in out["evidence"]} <= {"d1", "d2", "d3"} and out["evidence"]
+    assert set(out) >= {"answer", "confidence", "reasoning_path", "evidence", "usage", "messages"}
+    usage = out["usage"]
+    assert usage["llm_calls"] > 0 and usage["calls"]["decompose"] == 3 and usage["seconds"]["select_batch"] >= 0
+    reply = out["messages"][-1]
+    assert isinstance(reply, AIMessage) and reply.content.startswith(out["answer"]) and "Ronnie Rocket" in reply.content
+
+
+def test_sunar_spends_more_llm_calls_than_self_ask():
+    def calls(variant):
+        return build_graph(variant).invoke(
+            {"question": "Where was the director of film Ronnie Rocket born?"},
+            {"configurable": {"resources": make_resources(), "batch_size": 2, "budget": 3, "samples": 3}},
+        )["usage"]["llm_calls"]
+
+    # sunar: per batch 3 samples; both also pay the 3 confidence samples
+    assert calls("sunar") > calls("sunar_no_asu") > calls("self_ask")
+
+
+def test_chat_messages_in_ai_message_out():
+    res = make_resources()
+    graph = build_graph("sunar")
+    out = graph.invoke(
+        {"messages": [HumanMessage("Where was the director of film Ronnie Rocket born?")]},
+        {"configurable": {"resources": res, "batch_size": 2, "budget": 3, "samples": 2}},
+    )
+    assert out["question"] == "Where was the director of film Ronnie Rocket born?"
+    assert [m.type for m in out["messages"]] == ["human", "ai"]
+
+
+def test_plain_question_joins_the_history_as_a_human_message():
+    out = build_graph("sunar_r").invoke(
+        {"question": "Where was the director of film Ronnie Rocket born?"},
+        {"configurable": {"resources": make_resources(), "batch_size": 2, "budget": 3, "samples": 2}},
+    )
+    assert [m.type for m in out["messages"]] == ["human", "ai"]
