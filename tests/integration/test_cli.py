@@ -1,0 +1,68 @@
+"""The sunar command as a user runs it: one-line errors, models listing, and one real end-to-end
+question with the embedded model on the bundled demo corpus."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def sunar(*args, timeout=1800, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "sunar.cli", *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", ""], "the question is empty"),
+        (["ask", "x" * 3000], "keep it under 2000"),
+        (["ask", "Who?", "--variant", "nope"], "unknown variant"),
+        (["ask", "Who?", "--index", "/nonexistent/index"], "sunar index CORPUS --index /nonexistent/index"),
+        (["ask", "Who?", "--set", "budget=lots"], "is not a int"),
+        (["ask", "Who?", "--llm", "ollama:llama3.1"], "ollama serve"),
+        (["index", "/nonexistent.jsonl", "--index", "/tmp/x"], "corpus file not found"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(args, message):
+    result = sunar(*args, env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert result.returncode == 1
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_broken_corpus_reports_line_numbers(tmp_path):
+    corpus = tmp_path / "bad.jsonl"
+    corpus.write_text('{"id": "a", "title": "A", "text": "fine"}\nnot json\n{"id": "b"}\n')
+    result = sunar("index", str(corpus), "--index", str(tmp_path / "idx"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "2 malformed line(s) skipped (lines 2, 3" in result.stderr
+    assert "indexed 1 documents" in result.stdout
+
+
+def test_models_lists_what_auto_uses():
+    result = sunar("models", env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert result.returncode == 0, result.stderr
+    assert "embedded:qwen2.5-1.5b" in result.stdout and "server down" in result.stdout
+    assert "auto would use" in result.stdout
+
+
+@pytest.mark.slow
+def test_ask_end_to_end_with_the_embedded_model(demo_index):
+    """The real 1.5B model, real scorer and LLM-judge NLI, small budget to keep it to minutes."""
+    result = sunar(
+        "ask", "Where was the director of film Ronnie Rocket born?", "--index", str(demo_index), "--json",
+        "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2",
+        env={"OLLAMA_HOST": "http://127.0.0.1:9"},
+    )
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert set(record) >= {"answer", "confidence", "reasoning_path", "evidence"}
+    assert record["answer"] and 0.0 <= record["confidence"] <= 1.0
+    assert 1 <= len(record["reasoning_path"]) <= 2
+    assert "Ronnie Rocket" in {e["title"] for e in record["evidence"]}
+    assert record["usage"]["llm_calls"] >= 5 and record["usage"]["prompt_tokens"] > 0
