@@ -132,5 +132,8 @@ class NeighbourGraph:
         row = self._row.get(doc_id)
         if row is None:
             return []
-        ids, scores = self.ids[row, : self.k], self.scores[row, : self.k]
-        return [(self.doc_ids[int(i)], float(s)) for i, s in zip(ids, scores, strict=True) if int(i) != row]
+        # tolist() converts the row in one C call; per-element numpy scalars cost ~100x more
+        ids = self.ids[row, : self.k].tolist()
+        scores = self.scores[row, : self.k].astype(np.float32).tolist()
+        names = self.doc_ids
+        return [(names[i], s) for i, s in zip(ids, scores, strict=True) if i != row]
