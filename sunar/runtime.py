@@ -45,13 +45,14 @@ class Retriever(Protocol):
 
 # --- usage accounting -------------------------------------------------------------------------
 
-_USAGE: ContextVar[dict[str, int] | None] = ContextVar("sunar_usage", default=None)
+_USAGE: ContextVar[dict[str, float] | None] = ContextVar("sunar_usage", default=None)
 
 
-def _count(replies: Sequence[AIMessage]) -> None:
+def _count(replies: Sequence[AIMessage], clock: str, seconds: float) -> None:
     counter = _USAGE.get()
     if counter is None:
         return
+    counter[clock] += seconds
     for reply in replies:
         prompt, generated = usage(reply)
         counter["llm_calls"] += 1
@@ -66,29 +67,36 @@ class CountingLLM(LLM):
         self.inner, self.name, self.chat = inner, inner.name, inner.chat
 
     def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+        started = time.perf_counter()
         reply = self.inner.generate(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, config=config)
-        _count([reply])
+        _count([reply], "llm_seconds", time.perf_counter() - started)
         return reply
 
     def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
+        started = time.perf_counter()
         replies = self.inner.sample(messages, m, temperature=temperature, max_tokens=max_tokens, stop=stop)
-        _count(replies)
+        _count(replies, "llm_seconds", time.perf_counter() - started)
         return replies
 
     def judge(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
+        started = time.perf_counter()
+        scores = self.inner.judge(messages, labels)
         counter = _USAGE.get()
         if counter is not None:
             counter["judge_calls"] += 1
-        return self.inner.judge(messages, labels)
+            counter["nli_seconds"] += time.perf_counter() - started
+        return scores
 
 
 def node(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
-    """Decorate a node: adds ``usage`` = {seconds: {name: s}, calls: {name: 1}, llm_calls, ...}."""
+    """Decorate a node: adds ``usage`` = {seconds: {name: s}, calls: {name: 1}, llm_calls,
+    judge_calls, prompt_tokens, generated_tokens, llm_seconds, nli_seconds}; the reducer on the
+    state adds them up over the run."""
 
     def wrap(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         @functools.wraps(fn)
         def run(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-            counter = {"llm_calls": 0, "judge_calls": 0, "prompt_tokens": 0, "generated_tokens": 0}
+            counter = {"llm_calls": 0, "judge_calls": 0, "prompt_tokens": 0, "generated_tokens": 0, "llm_seconds": 0.0, "nli_seconds": 0.0}
             token = _USAGE.set(counter)
             started = time.perf_counter()
             try:

@@ -58,6 +58,7 @@ def test_output_contract(variant):
     assert set(out) >= {"answer", "confidence", "reasoning_path", "evidence", "usage", "messages"}
     usage = out["usage"]
     assert usage["llm_calls"] > 0 and usage["calls"]["decompose"] == 3 and usage["seconds"]["select_batch"] >= 0
+    assert usage["llm_seconds"] > 0 and usage["nli_seconds"] >= 0 and usage["prompt_tokens"] > 0
     reply = out["messages"][-1]
     assert isinstance(reply, AIMessage) and reply.content.startswith(out["answer"]) and "Ronnie Rocket" in reply.content
 
