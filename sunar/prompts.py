@@ -9,38 +9,47 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 # ----------------------------------------------------------------------------------------------
 # NLI: the LLM as a judge of whether two answers to one question mean the same
 # ----------------------------------------------------------------------------------------------
 
 NLI_SYSTEM = (
-    "You compare two answers to the same question. Reply with one word: 'same' if both answers "
-    "say the same thing (one entails the other and the other entails the first), 'different' otherwise."
+    "You check whether two answers to the same question give the same answer. Reply 'yes' if they "
+    "name the same person, place, thing, date or number, even when worded differently (extra words "
+    "such as 'in' or 'it was', a title, a middle name, an abbreviation, a shorter or fuller form of "
+    "the same name, another date format). Reply 'no' if they name different people, places, things, "
+    "dates or numbers, even when they share a word. Reply with one word: yes or no."
 )
 
+# Invented exemplars (none from evaluation data): easy and hard cases of both verdicts.
 NLI_EXAMPLES: list[tuple[str, str, str, str]] = [
-    ("Where was the poet Rumi born?", "Balkh", "in the city of Balkh", "same"),
-    ("Who founded the company Sony?", "Masaru Ibuka", "Akio Morita", "different"),
-    ("When was the Eiffel Tower finished?", "1889", "in March 1889", "same"),
-    ("Which country is Lake Titicaca in?", "Peru", "Peru and Bolivia", "different"),
-    ("Who painted The Night Watch?", "Rembrandt van Rijn", "Rembrandt", "same"),
-    ("What is the capital of Australia?", "Sydney", "Canberra", "different"),
+    ("Where was the poet Rumi born?", "Balkh", "in the city of Balkh", "yes"),
+    ("Who founded the company Sony?", "Masaru Ibuka", "Akio Morita", "no"),
+    ("When did the Berlin Wall fall?", "9 November 1989", "November 9, 1989", "yes"),
+    ("Who wrote Pride and Prejudice?", "Jane Austen", "Cassandra Austen", "no"),
+    ("Which agency launched the Hubble Space Telescope?", "NASA", "National Aeronautics and Space Administration", "yes"),
+    ("When was the Eiffel Tower finished?", "1889", "1887", "no"),
+    ("Who painted The Night Watch?", "Rembrandt van Rijn", "It was Rembrandt.", "yes"),
+    ("Where did Alan Turing study?", "King's College, Cambridge", "King's College London", "no"),
+    ("Where was Frida Kahlo born?", "Coyoacan, Mexico City", "Coyoacan", "yes"),
+    ("What is the capital of Australia?", "Sydney", "Canberra", "no"),
 ]
+NLI_QUERY = "Question: {q}\nAnswer 1: {a}\nAnswer 2: {b}\nDo the two answers give the same answer?"
 
 
 def nli_messages(question: str, a: str, b: str) -> list[BaseMessage]:
-    shots = "\n\n".join(
-        f"Question: {q}\nAnswer 1: {x}\nAnswer 2: {y}\nVerdict: {v}" for q, x, y, v in NLI_EXAMPLES
-    )
-    return [
-        SystemMessage(NLI_SYSTEM),
-        HumanMessage(f"{shots}\n\nQuestion: {question}\nAnswer 1: {a}\nAnswer 2: {b}\nVerdict:"),
-    ]
+    """The judge prompt: the rule, each exemplar as a user/assistant turn, then the pair. All but
+    the last turn is the same for every pair, so llama.cpp keeps it in its KV cache."""
+    messages: list[BaseMessage] = [SystemMessage(NLI_SYSTEM)]
+    for q, x, y, verdict in NLI_EXAMPLES:
+        messages += [HumanMessage(NLI_QUERY.format(q=q, a=x, b=y)), AIMessage(verdict)]
+    messages.append(HumanMessage(NLI_QUERY.format(q=question, a=a, b=b)))
+    return messages
 
 
-NLI_LABELS: Sequence[str] = ("same", "different")
+NLI_LABELS: Sequence[str] = ("yes", "no")  # (same, different)
 
 
 def _evidence_block(evidence: Sequence[dict]) -> str:

@@ -14,6 +14,8 @@ Options measured (each prints one row of a Markdown table):
 - the same scores with a calibrated decision ``logp(same) - logp(different) > tau``: the pairs are
   split in two halves by question; tau is chosen on one half (best balanced accuracy) and applied to
   the other, both ways, so every pair is predicted by a tau that did not see it
+- the calibrated judge behind a numeric guard: pairs whose written numbers disagree ("29 November
+  1999" vs "30 November 1999") are "different" without a model call (:func:`numeric_conflict`)
 
 Every judge row applies the product's exact-match short-cut first (no model call for those pairs);
 time per pair counts model calls only, the short-cut pairs are reported separately.
@@ -31,62 +33,40 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from sunar import prompts
 from sunar.evals.nli_pairs import DEFAULT_DEV, Pair, build_pairs, split_by_question, words
 from sunar.models.llm import LLM
-from sunar.models.nli import normalize_answer
+from sunar.models.nli import normalize_answer, numeric_conflict
 
 # ----------------------------------------------------------------------------------------------
 # Prompt variants
 # ----------------------------------------------------------------------------------------------
 
-YESNO_SYSTEM = (
-    "You check whether two answers to the same question give the same answer. Reply 'yes' if they "
-    "name the same person, place, thing, date or number, even when worded differently (extra words "
-    "such as 'in' or 'it was', a title, a middle name, an abbreviation, a shorter or fuller form of "
-    "the same name, another date format). Reply 'no' if they name different people, places, things, "
-    "dates or numbers, even when they share a word. Reply with one word: yes or no."
+# The first prompt the product shipped (labels same/different), kept as the baseline it was measured
+# against; the product's prompt (sunar.prompts.nli_messages, labels yes/no) replaced it.
+SAMEDIFF_SYSTEM = (
+    "You compare two answers to the same question. Reply with one word: 'same' if both answers "
+    "say the same thing (one entails the other and the other entails the first), 'different' otherwise."
 )
-
-# Invented exemplars (none from the evaluation data): easy and hard cases of both labels.
-YESNO_EXAMPLES: list[tuple[str, str, str, str]] = [
-    ("Where was the poet Rumi born?", "Balkh", "in the city of Balkh", "yes"),
-    ("Who founded the company Sony?", "Masaru Ibuka", "Akio Morita", "no"),
-    ("When did the Berlin Wall fall?", "9 November 1989", "November 9, 1989", "yes"),
-    ("Who wrote Pride and Prejudice?", "Jane Austen", "Cassandra Austen", "no"),
-    (
-        "Which agency launched the Hubble Space Telescope?",
-        "NASA",
-        "National Aeronautics and Space Administration",
-        "yes",
-    ),
-    ("When was the Eiffel Tower finished?", "1889", "1887", "no"),
-    ("Who painted The Night Watch?", "Rembrandt van Rijn", "It was Rembrandt.", "yes"),
-    ("Where did Alan Turing study?", "King's College, Cambridge", "King's College London", "no"),
-    ("Where was Frida Kahlo born?", "Coyoacán, Mexico City", "Coyoacán", "yes"),
-    ("What is the capital of Australia?", "Sydney", "Canberra", "no"),
+SAMEDIFF_EXAMPLES: list[tuple[str, str, str, str]] = [
+    ("Where was the poet Rumi born?", "Balkh", "in the city of Balkh", "same"),
+    ("Who founded the company Sony?", "Masaru Ibuka", "Akio Morita", "different"),
+    ("When was the Eiffel Tower finished?", "1889", "in March 1889", "same"),
+    ("Which country is Lake Titicaca in?", "Peru", "Peru and Bolivia", "different"),
+    ("Who painted The Night Watch?", "Rembrandt van Rijn", "Rembrandt", "same"),
+    ("What is the capital of Australia?", "Sydney", "Canberra", "different"),
 ]
-YESNO_QUERY = "Question: {q}\nAnswer 1: {a}\nAnswer 2: {b}\nDo the two answers give the same answer?"
 
 
-def yesno_messages(question: str, a: str, b: str) -> list[BaseMessage]:
-    """The yes/no judge prompt: a system rule, then each exemplar as a user/assistant turn.
-
-    Args:
-        question: The question both answers answer.
-        a: The first answer.
-        b: The second answer.
-
-    Returns:
-        Chat messages ending with the user turn to be answered "yes" or "no".
-    """
-    messages: list[BaseMessage] = [SystemMessage(YESNO_SYSTEM)]
-    for q, x, y, verdict in YESNO_EXAMPLES:
-        messages += [HumanMessage(YESNO_QUERY.format(q=q, a=x, b=y)), AIMessage(verdict)]
-    messages.append(HumanMessage(YESNO_QUERY.format(q=question, a=a, b=b)))
-    return messages
+def samediff_messages(question: str, a: str, b: str) -> list[BaseMessage]:
+    """The baseline judge prompt: all exemplars in one user message, answered 'same'/'different'."""
+    shots = "\n\n".join(f"Question: {q}\nAnswer 1: {x}\nAnswer 2: {y}\nVerdict: {v}" for q, x, y, v in SAMEDIFF_EXAMPLES)
+    return [
+        SystemMessage(SAMEDIFF_SYSTEM),
+        HumanMessage(f"{shots}\n\nQuestion: {question}\nAnswer 1: {a}\nAnswer 2: {b}\nVerdict:"),
+    ]
 
 
 @dataclass(frozen=True)
@@ -107,8 +87,8 @@ class PromptVariant:
 
 
 PROMPTS: dict[str, PromptVariant] = {
-    "current": PromptVariant("current", prompts.nli_messages, "same", "different"),
-    "yesno": PromptVariant("yesno", yesno_messages, "yes", "no"),
+    "current": PromptVariant("current", samediff_messages, "same", "different"),
+    "yesno": PromptVariant("yesno", prompts.nli_messages, *prompts.NLI_LABELS),
 }
 
 # ----------------------------------------------------------------------------------------------
@@ -298,43 +278,72 @@ def accuracies(pairs: Sequence[Pair], predicted: Sequence[bool]) -> tuple[float,
     )
 
 
-def judge_rows(pairs: Sequence[Pair], scores: Scores) -> tuple[list[Row], dict[str, float]]:
-    """The argmax and the cross-fitted calibrated rows of one (model, prompt).
+def cross_fit(pairs: Sequence[Pair], margins: Sequence[float]) -> tuple[list[bool], dict[str, float], float]:
+    """Calibrated predictions where every pair is decided by a tau fitted on the other half.
 
     Args:
         pairs: The labelled pairs.
-        scores: Their judge margins.
+        margins: Their margins.
 
     Returns:
-        The two rows, and the taus (fold A, fold B, all pairs).
+        (predictions, taus fitted on half A / half B / all pairs, accuracy on half B with tau from A).
     """
-    margins = scores.margins
     labels = [p.same for p in pairs]
-    ms = 1000 * statistics.mean(scores.seconds) if scores.seconds else 0.0
-    name = f"LLM judge {scores.model}, prompt '{scores.prompt}'"
-    argmax = Row(f"{name}, argmax (tau=0)", [m > 0 for m in margins], ms, len(scores.seconds), scores.shortcuts)
-
-    half_a, half_b = split_by_question(pairs)
+    half_a, _ = split_by_question(pairs)
     in_a = {id(p) for p in half_a}
     idx_a = [i for i, p in enumerate(pairs) if id(p) in in_a]
     idx_b = [i for i, p in enumerate(pairs) if id(p) not in in_a]
     tau_a = fit_tau([margins[i] for i in idx_a], [labels[i] for i in idx_a])
     tau_b = fit_tau([margins[i] for i in idx_b], [labels[i] for i in idx_b])
-    tau_all = fit_tau(margins, labels)
     predicted = [False] * len(pairs)
     for i in idx_b:
         predicted[i] = margins[i] > tau_a  # tau fitted on half A, applied to half B
     for i in idx_a:
         predicted[i] = margins[i] > tau_b
     b_only = accuracies([pairs[i] for i in idx_b], [predicted[i] for i in idx_b])[0]
+    return predicted, {"tau_a": tau_a, "tau_b": tau_b, "tau_all": fit_tau(margins, labels)}, b_only
+
+
+def judge_rows(pairs: Sequence[Pair], scores: Scores) -> tuple[list[Row], dict[str, float]]:
+    """The argmax, the cross-fitted calibrated and the numeric-guard rows of one (model, prompt).
+
+    Args:
+        pairs: The labelled pairs.
+        scores: Their judge margins.
+
+    Returns:
+        The three rows, and the taus of the calibrated row (fold A, fold B, all pairs).
+    """
+    margins = scores.margins
+    ms = 1000 * statistics.mean(scores.seconds) if scores.seconds else 0.0
+    calls = len(scores.seconds)
+    name = f"LLM judge {scores.model}, prompt '{scores.prompt}'"
+    argmax = Row(f"{name}, argmax (tau=0)", [m > 0 for m in margins], ms, calls, scores.shortcuts)
+
+    predicted, taus, b_only = cross_fit(pairs, margins)
     note = (
-        f"tau from half A = {tau_a:+.2f} (acc on half B {b_only:.3f}), from half B = {tau_b:+.2f}; "
-        f"tau on all pairs = {tau_all:+.2f}"
+        f"tau from half A = {taus['tau_a']:+.2f} (acc on half B {b_only:.3f}), from half B = {taus['tau_b']:+.2f}; "
+        f"tau on all pairs = {taus['tau_all']:+.2f}"
     )
-    calibrated = Row(
-        f"{name}, calibrated tau (2-fold, held-out)", predicted, ms, len(scores.seconds), scores.shortcuts, note
+    calibrated = Row(f"{name}, calibrated tau (2-fold, held-out)", predicted, ms, calls, scores.shortcuts, note)
+
+    guarded = [numeric_conflict(p.a, p.b) and math.isfinite(m) for p, m in zip(pairs, margins, strict=True)]
+    guard_margins = [-math.inf if g else m for g, m in zip(guarded, margins, strict=True)]
+    guard_predicted, guard_taus, guard_b = cross_fit(pairs, guard_margins)
+    guard_note = (
+        f"{sum(guarded)} pairs ruled different by their numbers (no call); tau from half A = "
+        f"{guard_taus['tau_a']:+.2f} (acc on half B {guard_b:.3f}), from half B = {guard_taus['tau_b']:+.2f}; "
+        f"tau on all pairs = {guard_taus['tau_all']:+.2f}"
     )
-    return [argmax, calibrated], {"tau_a": tau_a, "tau_b": tau_b, "tau_all": tau_all}
+    guard = Row(
+        f"{name}, numeric guard + calibrated tau (2-fold)",
+        guard_predicted,
+        ms,
+        calls - sum(guarded),
+        scores.shortcuts,
+        guard_note,
+    )
+    return [argmax, calibrated, guard], taus
 
 
 def table(pairs: Sequence[Pair], rows: Sequence[Row]) -> str:

@@ -14,6 +14,7 @@ All providers short-cut answers that are equal after normalisation (no model cal
 from __future__ import annotations
 
 import logging
+import math
 import re
 import string
 from collections.abc import Sequence
@@ -38,6 +39,20 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
+def _numbers(text: str) -> set[int]:
+    """Integers written with digits in an answer, thousands separators removed."""
+    return {int(n) for n in re.findall(r"\d+", re.sub(r"(?<=\d),(?=\d{3})", "", text))}
+
+
+def numeric_conflict(a: str, b: str) -> bool:
+    """Both answers write numbers and neither's numbers contain the other's ("1998" vs "1999",
+    "29 November 1999" vs "30 November 1999"). "1889" vs "March 1889" is no conflict. Small LLM
+    judges miss one-digit differences; units written differently ("178 cm" vs "5 ft 10") would
+    misfire, which is rare in factoid answers."""
+    na, nb = _numbers(a), _numbers(b)
+    return bool(na and nb) and not (na <= nb or nb <= na)
+
+
 class NLI(Protocol):
     name: str
 
@@ -59,6 +74,8 @@ class _Cached:
         na, nb = normalize_answer(a), normalize_answer(b)
         if na == nb:
             return "equivalent"
+        if numeric_conflict(a, b):
+            return "contradiction"
         key = (question, *sorted((na, nb)))
         if key not in self._cache:
             self.model_calls += 1
@@ -107,21 +124,38 @@ class HFNLI(_Cached):
         return "contradiction" if self.contra in predicted else "neutral"
 
 
-class LLMJudgeNLI(_Cached):
-    """The generative LLM as a few-shot judge: 'same' is both-way entailment, 'different' is
-    taken as a contradiction (two different answers to one factual question)."""
+#: Decision thresholds on logp(same) - logp(different) for the judge prompt, per LLM, measured with
+#: ``python -m sunar.evals.bench_nli`` (held-out 2-fold by question on labelled dev answer pairs).
+#: The models put most mass on "yes", so the argmax (0) calls too many pairs the same.
+JUDGE_THRESHOLDS: dict[str, float] = {
+    "embedded:qwen2.5-1.5b": 1.0,  # accurate for any threshold in 0.5 .. 2.1
+    "embedded:qwen2.5-0.5b": -0.3,  # best interval -0.4 .. -0.2
+}
 
-    def __init__(self, llm: LLM):
+
+class LLMJudgeNLI(_Cached):
+    """The generative LLM as a few-shot judge: "yes" (same answer) is both-way entailment, "no" is
+    taken as a contradiction (two different answers to one factual question).
+
+    With label log-probabilities a pair is the same iff ``logp(yes) - logp(no) > threshold`` (the
+    calibrated value for the model in :data:`JUDGE_THRESHOLDS`, else 0). A backend without
+    log-probabilities gives only the greedy label, which then decides alone."""
+
+    def __init__(self, llm: LLM, threshold: float | None = None):
         super().__init__()
         self.llm = llm
         self.name = f"llm-judge:{llm.name}"
+        self.threshold = JUDGE_THRESHOLDS.get(llm.name, 0.0) if threshold is None else threshold
 
     def _judge(self, question: str, a: str, b: str) -> Relation:
+        same_label, different_label = prompts.NLI_LABELS
         scores = self.llm.judge(prompts.nli_messages(question, a, b), prompts.NLI_LABELS)
-        same, different = scores["same"], scores["different"]
-        if same == different == float("-inf"):
+        same, different = scores[same_label], scores[different_label]
+        if same == different == -math.inf:
             return "neutral"  # the judge said neither word: no evidence either way
-        return "equivalent" if same > different else "contradiction"
+        if math.isinf(same) or math.isinf(different):
+            return "equivalent" if same > different else "contradiction"  # greedy label only
+        return "equivalent" if same - different > self.threshold else "contradiction"
 
 
 def resolve_nli(spec: str) -> tuple[str, str]:

@@ -134,7 +134,7 @@ def test_llm_judge_nli_shortcut_cache_and_clusters():
         a = last.split("Answer 1:")[1].split("\n")[0].strip()
         b = last.split("Answer 2:")[1].split("\n")[0].strip()
         same = {frozenset({"Missoula", "Missoula, Montana"})}
-        return "same" if frozenset({a, b}) in same else "different"
+        return "yes" if frozenset({a, b}) in same else "no"
 
     nli = LLMJudgeNLI(ScriptedLLM(judge))
     answers = ["Missoula", "the missoula", "Missoula, Montana", "Helena", "Missoula"]
@@ -144,6 +144,25 @@ def test_llm_judge_nli_shortcut_cache_and_clusters():
     assert nli.model_calls == 2
     assert nli.relation("Where was Lynch born?", "Helena", "Missoula") == "contradiction"
     assert nli.model_calls == 2  # cached in either order
+
+
+def test_numeric_guard_and_calibrated_threshold():
+    from sunar.models.nli import numeric_conflict
+
+    assert numeric_conflict("1998", "1999") and numeric_conflict("29 November 1999", "30 November 1999")
+    assert not numeric_conflict("1889", "March 1889") and not numeric_conflict("Missoula", "1999")
+    assert not numeric_conflict("1,200", "1200")
+
+    class LogprobLLM(ScriptedLLM):
+        def judge(self, messages, labels):
+            return {"yes": -0.3, "no": -1.5}  # margin 1.2
+
+    assert LLMJudgeNLI(LogprobLLM(lambda p, i: ""), threshold=1.0).relation("q", "a", "b") == "equivalent"
+    assert LLMJudgeNLI(LogprobLLM(lambda p, i: ""), threshold=1.5).relation("q", "a", "b") == "contradiction"
+    llm = LogprobLLM(lambda p, i: "")
+    llm.name = "embedded:qwen2.5-1.5b"
+    assert LLMJudgeNLI(llm).threshold == 1.0
+    assert LLMJudgeNLI(ScriptedLLM(lambda p, i: "")).relation("q", "1998", "1999") == "contradiction"
 
 
 def test_llm_judge_without_a_label_is_neutral():
