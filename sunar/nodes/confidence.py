@@ -1,6 +1,8 @@
 """The answer's confidence from semantic uncertainty: m answers to the original question are
-sampled from the same evidence, and the confidence is the share of them that NLI puts in the same
-semantic set as the final answer."""
+sampled from the same evidence, and the confidence is the share of them that agree with the final
+answer: in its semantic set, or contained in it. The second test is cover-EM's, the paper's
+metric: small models often write the final answer as a sentence ("David Lynch was born in
+Missoula, Montana") that a short sample ("Missoula, Montana") cannot entail both ways."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from langchain_core.runnables import RunnableConfig
 
 from sunar import prompts
 from sunar.config import Configuration
-from sunar.models.nli import semantic_sets
+from sunar.models.nli import normalize_answer, semantic_sets
 from sunar.nodes.text import clean_answer
 from sunar.runtime import node, resources
 
@@ -25,5 +27,7 @@ def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     )
     samples = [clean_answer(str(r.content)) for r in replies]
     sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
-    agreeing = len(next(s for s in sets if 0 in s)) - 1
+    same_set = set(next(s for s in sets if 0 in s)) - {0}
+    answer = f" {normalize_answer(state['answer'])} "
+    agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
     return {"confidence": round(agreeing / m, 4), "notes": [] if agreeing else ["no sampled answer agrees with the final answer"]}

@@ -71,3 +71,8 @@ def test_bundled_scorers_rank_the_obvious_document_first():
         scores = scorer.score(query, DOCS)
         assert int(np.argmax(scores)) == 0, scorer.name
         assert scores[2] < scores[0]
+
+
+def test_splade_chunks_give_the_same_scores():
+    whole = SpladeScorer(chunk=16).score("Where was David Lynch born?", DOCS)
+    assert SpladeScorer(chunk=1).score("Where was David Lynch born?", DOCS) == pytest.approx(whole, abs=1e-4)

@@ -91,3 +91,19 @@ def test_plain_question_joins_the_history_as_a_human_message():
         {"configurable": {"resources": make_resources(), "batch_size": 2, "budget": 3, "samples": 2}},
     )
     assert [m.type for m in out["messages"]] == ["human", "ai"]
+
+
+def test_confidence_counts_samples_contained_in_a_sentence_answer():
+    def answer(question, i):
+        if question.startswith("MER:"):
+            return "David Lynch was born in Missoula, Montana"
+        return ANSWERS.get(question, ["Missoula, Montana", "Helena", "missoula montana"][i])
+
+    llm = scripted_llm(self_ask_script(STEPS), answer)
+    res = resources(llm, TableScorer({"d1": 0.9}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0)]))
+    out = build_graph("sunar").invoke(
+        {"question": "Where was the director of film Ronnie Rocket born?"},
+        {"configurable": {"resources": res, "batch_size": 2, "budget": 3, "samples": 3}},
+    )
+    assert out["answer"] == "David Lynch was born in Missoula, Montana"
+    assert out["confidence"] == pytest.approx(2 / 3, abs=1e-4)  # "Helena" disagrees
