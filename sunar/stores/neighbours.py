@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -100,6 +100,7 @@ class NeighbourGraph:
     scores: np.ndarray
     header: dict
     k: int
+    row_of: dict[str, int] = field(default_factory=dict, repr=False)  # doc id -> row, built once
 
     @classmethod
     def load(cls, folder: Path, doc_ids: Sequence[str], k: int | None = None) -> NeighbourGraph:
@@ -112,24 +113,21 @@ class NeighbourGraph:
         if ids.shape[0] != len(doc_ids):
             raise IndexNotReady(f"neighbour graph in {folder} covers {ids.shape[0]} documents, the index {len(doc_ids)}; rebuild it")
         graph = cls(list(doc_ids), ids, scores, header, int(ids.shape[1]))
-        graph._row = {d: i for i, d in enumerate(graph.doc_ids)}
         return graph.to_limit_k(k) if k is not None else graph
 
     def __post_init__(self) -> None:
-        self._row = {d: i for i, d in enumerate(self.doc_ids)}
+        if not self.row_of:
+            self.row_of = {d: i for i, d in enumerate(self.doc_ids)}
 
     def to_limit_k(self, k: int) -> NeighbourGraph:
         """The same graph using only the first k neighbours of each document (no rebuild)."""
         if k > self.ids.shape[1]:
             raise IndexNotReady(f"the graph stores {self.ids.shape[1]} neighbours per document; k={k} needs a rebuild with --neighbours {k}")
-        graph = NeighbourGraph.__new__(NeighbourGraph)
-        graph.doc_ids, graph.ids, graph.scores, graph.header, graph.k = self.doc_ids, self.ids, self.scores, self.header, k
-        graph._row = self._row
-        return graph
+        return replace(self, k=k)  # shares the arrays and the id map
 
     def neighbours(self, doc_id: str) -> list[tuple[str, float]]:
         """The k nearest documents of ``doc_id`` as (id, cosine), best first; [] if unknown."""
-        row = self._row.get(doc_id)
+        row = self.row_of.get(doc_id)
         if row is None:
             return []
         # tolist() converts the row in one C call; per-element numpy scalars cost ~100x more
