@@ -202,6 +202,8 @@ class EmbeddedChatModel(BaseChatModel):
     n_threads: int | None = None
     seed: int = 1234
     _llama: Any = PrivateAttr(default=None)
+    _formatter: Any = PrivateAttr(default=None)
+    _label_ids: dict[str, frozenset[int]] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
@@ -307,18 +309,28 @@ class EmbeddedChatModel(BaseChatModel):
         )
 
     def _prompt_tokens(self, messages: Sequence[BaseMessage]) -> list[int]:
-        """The chat-templated prompt (ending where the assistant's reply starts) as tokens."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
+        """The chat-templated prompt (ending where the assistant's reply starts) as tokens; the
+        model's template is compiled once."""
         llama = self.llama
-        meta = llama.metadata
-        formatter = Jinja2ChatFormatter(
-            template=meta["tokenizer.chat_template"],
-            eos_token=llama._model.token_get_text(llama.token_eos()),
-            bos_token=llama._model.token_get_text(llama.token_bos()) if llama.token_bos() >= 0 else "",
-        )
-        prompt = formatter(messages=self._dicts(messages)).prompt
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            self._formatter = Jinja2ChatFormatter(
+                template=llama.metadata["tokenizer.chat_template"],
+                eos_token=llama._model.token_get_text(llama.token_eos()),
+                bos_token=llama._model.token_get_text(llama.token_bos()) if llama.token_bos() >= 0 else "",
+            )
+        prompt = self._formatter(messages=self._dicts(messages)).prompt
         return llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+
+    def _label_tokens(self, label: str) -> frozenset[int]:
+        """First token ids of a label as the reply may start it ("yes", " yes", "Yes"), cached."""
+        if label not in self._label_ids:
+            self._label_ids[label] = frozenset(
+                self.llama.tokenize(v.encode("utf-8"), add_bos=False, special=False)[0]
+                for v in (label, " " + label, label.capitalize())
+            )
+        return self._label_ids[label]
 
     def label_logprobs(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
         """Log-probability of each label's first token as the first token of the reply. One forward
@@ -339,8 +351,7 @@ class EmbeddedChatModel(BaseChatModel):
         logz = float(np.log(np.exp(logits - logits.max()).sum()) + logits.max())
         scores = {}
         for label in labels:
-            firsts = {llama.tokenize(v.encode("utf-8"), add_bos=False, special=False)[0] for v in (label, " " + label, label.capitalize())}
-            scores[label] = max(float(logits[t]) - logz for t in firsts)
+            scores[label] = max(float(logits[t]) - logz for t in self._label_tokens(label))
         return scores
 
 
