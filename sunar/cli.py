@@ -88,7 +88,7 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
         log.info("llm: auto -> %s (%s)", llm, reason)
     profile = args.profile or ("cpu" if llm.startswith("embedded:") else "paper")
     values: dict[str, Any] = dict(CPU_PROFILE) if profile == "cpu" else {}
-    values.update(llm=llm, scorer=args.scorer, nli=args.nli, index_dir=args.index or "", chroma_url=args.chroma_url or "")
+    values.update(llm=llm, scorer=args.scorer, nli=args.nli, index_dir=args.index or "", chroma_url=getattr(args, "chroma_url", "") or "")
     known = {f.name: f for f in fields(Configuration)}
     for item in args.set or []:
         key, sep, raw = item.partition("=")
@@ -208,6 +208,34 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from sunar.evals.run import EvalSettings, run_eval
+
+    configuration = {k: v for k, v in run_config(args).items() if k not in {"index_dir", "chroma_url"}}
+    settings = EvalSettings(
+        questions=args.questions,
+        corpus=args.corpus,
+        variants=[v.strip() for v in args.variants.split(",") if v.strip()],
+        out=args.out,
+        limit=args.limit,
+        index=args.index,
+        configuration=configuration,
+        workers=args.workers,
+    )
+    out = run_eval(settings, progress=not args.quiet)
+    print((out / "report.md").read_text() if (out / "report.md").exists() else "no answers yet")
+    print(f"wrote {out}/: predictions.jsonl, metrics.json, report.md, accuracy.png, recall.png, cost.png")
+    return 0
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--llm", default="auto", help="auto, ollama:<model> or embedded:<name>")
+    p.add_argument("--scorer", default="auto")
+    p.add_argument("--nli", default="auto")
+    p.add_argument("--profile", choices=["paper", "cpu"], help="paper settings, or the smaller CPU profile (default for the embedded model)")
+    p.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a configuration field (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sunar", description="SUNAR multi-hop question answering (LangGraph).")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
@@ -228,14 +256,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", default="", help="index directory from 'sunar index' (default: the bundled demo corpus)")
     p.add_argument("--chroma-url", default="", help="Chroma server URL, if the index was built with one")
     p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r or self_ask")
-    p.add_argument("--llm", default="auto", help="auto, ollama:<model> or embedded:<name>")
-    p.add_argument("--scorer", default="auto")
-    p.add_argument("--nli", default="auto")
-    p.add_argument("--profile", choices=["paper", "cpu"], help="paper settings, or the smaller CPU profile (default for the embedded model)")
-    p.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a configuration field (repeatable)")
+    _model_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--stream", action="store_true", help="show each step live on stderr (sub-questions, batch scores, semantic sets, answers)")
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("eval", help="run variants over questions with gold answers: predictions, metrics, report, plots")
+    p.add_argument("--questions", required=True, help="JSON Lines {id, dataset, question, answers, supporting_ids}")
+    p.add_argument("--corpus", required=True, help="the corpus the questions are asked over (indexed if needed)")
+    p.add_argument("--variants", default="sunar,sunar_no_asu,sunar_r,self_ask", help="comma-separated graphs to run")
+    p.add_argument("--limit", type=int, default=0, help="first N questions (datasets interleaved); 0: all")
+    p.add_argument("--out", default="evals/results/latest", help="output directory (a rerun resumes it)")
+    p.add_argument("--index", default="", help="index directory (default: one per corpus under $SUNAR_HOME/indexes)")
+    p.add_argument("--workers", type=int, default=1, help="questions answered at once (Ollama serves several; the embedded model one)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _model_options(p)
+    p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("models", help="list configured and locally available models, and what auto picks")
     p.add_argument("--llm", default="auto")

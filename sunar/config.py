@@ -87,6 +87,11 @@ class Configuration:
     # --- Self-Ask and MER ---------------------------------------------------------------------
     max_hops: int = _f(4, "Most Self-Ask follow-up questions before the answer is forced.")
     max_tokens: int = _f(256, "Most tokens the LLM may generate per call.")
+    llm_cache: str = _f(
+        "",
+        "SQLite file caching LLM calls by (model, prompt, parameters, sample index); a call made "
+        "before is read from it. Empty: no cache. 'sunar eval' keeps one per output directory.",
+    )
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:

@@ -26,6 +26,7 @@ from sunar.models.llm import LLM, make_llm, usage
 from sunar.models.nli import NLI, make_nli
 from sunar.models.scorer import Scorer, make_scorer
 from sunar.stores.corpus import Document
+from sunar.stores.llm_cache import CallCache, call_key
 
 log = logging.getLogger("sunar")
 DEMO_CORPUS = Path(__file__).parent / "data" / "demo_corpus.jsonl"
@@ -45,58 +46,119 @@ class Retriever(Protocol):
 
 # --- usage accounting -------------------------------------------------------------------------
 
+COUNTERS = (
+    "llm_calls", "judge_calls", "prompt_tokens", "generated_tokens", "llm_seconds", "nli_seconds", "cached_calls", "cached_seconds",
+)
 _USAGE: ContextVar[dict[str, float] | None] = ContextVar("sunar_usage", default=None)
 
 
-def _count(replies: Sequence[AIMessage], clock: str, seconds: float) -> None:
+def _count(replies: Sequence[AIMessage], seconds: float, cached: bool = False) -> None:
     counter = _USAGE.get()
     if counter is None:
         return
-    counter[clock] += seconds
+    counter["llm_seconds"] += seconds
     for reply in replies:
         prompt, generated = usage(reply)
         counter["llm_calls"] += 1
         counter["prompt_tokens"] += prompt
         counter["generated_tokens"] += generated
+    if cached:
+        counter["cached_calls"] += len(replies)
+        counter["cached_seconds"] += seconds
+
+
+def _judged(seconds: float, cached: bool = False) -> None:
+    counter = _USAGE.get()
+    if counter is None:
+        return
+    counter["judge_calls"] += 1
+    counter["nli_seconds"] += seconds
+    if cached:
+        counter["cached_calls"] += 1
+        counter["cached_seconds"] += seconds
+
+
+def _wire(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
+    return [(m.type, str(m.content)) for m in messages]
+
+
+def _stored(reply: AIMessage) -> dict[str, Any]:
+    return {"content": str(reply.content), "usage": dict(reply.usage_metadata or {})}
+
+
+def _restored(value: dict[str, Any]) -> AIMessage:
+    return AIMessage(content=value["content"], usage_metadata=value["usage"] or None)
 
 
 class CountingLLM(LLM):
-    """Passes calls through to an LLM and counts them for the node being run."""
+    """Passes calls through to an LLM and counts them for the node being run. With a
+    :class:`~sunar.stores.llm_cache.CallCache`, calls already made are read from it: they are
+    still counted (with the seconds they took when computed) and also as ``cached_calls`` /
+    ``cached_seconds``, so cost figures do not depend on what the cache held."""
 
-    def __init__(self, inner: LLM):
-        self.inner, self.name, self.chat = inner, inner.name, inner.chat
+    def __init__(self, inner: LLM, cache: CallCache | None = None):
+        self.inner, self.name, self.chat, self.cache = inner, inner.name, inner.chat, cache
+
+    def _key(self, kind: str, messages: Sequence[BaseMessage], *params: Any) -> str:
+        return call_key(self.name, kind, _wire(messages), *params)
 
     def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+        key = self._key("generate", messages, temperature, max_tokens, list(stop or []))
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit:
+            reply = _restored(hit[0])
+            _count([reply], hit[1], cached=True)
+            return reply
         started = time.perf_counter()
         reply = self.inner.generate(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, config=config)
-        _count([reply], "llm_seconds", time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        _count([reply], seconds)
+        if self.cache is not None:
+            self.cache.put(key, _stored(reply), seconds)
         return reply
 
     def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
-        started = time.perf_counter()
-        replies = self.inner.sample(messages, m, temperature=temperature, max_tokens=max_tokens, stop=stop)
-        _count(replies, "llm_seconds", time.perf_counter() - started)
-        return replies
+        keys = [self._key("sample", messages, temperature, max_tokens, list(stop or []), i) for i in range(m)]
+        hits = [self.cache.get(k) for k in keys] if self.cache is not None else [None] * m
+        missing = [i for i, hit in enumerate(hits) if hit is None]
+        replies: list[AIMessage | None] = [_restored(h[0]) if h else None for h in hits]
+        cached = [r for r in replies if r is not None]
+        if cached:
+            _count(cached, sum(h[1] for h in hits if h), cached=True)
+        if missing:
+            started = time.perf_counter()
+            fresh = self.inner.sample(messages, len(missing), temperature=temperature, max_tokens=max_tokens, stop=stop)
+            seconds = time.perf_counter() - started
+            _count(fresh, seconds)
+            for i, reply in zip(missing, fresh, strict=True):
+                replies[i] = reply
+                if self.cache is not None:
+                    self.cache.put(keys[i], _stored(reply), seconds / len(missing))
+        return [r for r in replies if r is not None]
 
     def judge(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
+        key = self._key("judge", messages, list(labels))
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit:
+            _judged(hit[1], cached=True)
+            return {k: float(v) for k, v in hit[0].items()}
         started = time.perf_counter()
         scores = self.inner.judge(messages, labels)
-        counter = _USAGE.get()
-        if counter is not None:
-            counter["judge_calls"] += 1
-            counter["nli_seconds"] += time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        _judged(seconds)
+        if self.cache is not None:
+            self.cache.put(key, scores, seconds)
         return scores
 
 
 def node(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
-    """Decorate a node: adds ``usage`` = {seconds: {name: s}, calls: {name: 1}, llm_calls,
-    judge_calls, prompt_tokens, generated_tokens, llm_seconds, nli_seconds}; the reducer on the
-    state adds them up over the run."""
+    """Decorate a node: adds ``usage`` = {seconds: {name: s}, calls: {name: 1}} and the
+    :data:`COUNTERS`; the reducer on the state adds them up over the run."""
 
     def wrap(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         @functools.wraps(fn)
         def run(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-            counter = {"llm_calls": 0, "judge_calls": 0, "prompt_tokens": 0, "generated_tokens": 0, "llm_seconds": 0.0, "nli_seconds": 0.0}
+            counter = dict.fromkeys(COUNTERS, 0)
             token = _USAGE.set(counter)
             started = time.perf_counter()
             try:
@@ -120,15 +182,24 @@ class Resources:
     scorer: Scorer
     nli: NLI
     index: Retriever
+    cache: CallCache | None = None  # LLM calls already made (evaluations)
 
     def __post_init__(self) -> None:
         if not isinstance(self.llm, CountingLLM):
-            self.llm = CountingLLM(self.llm)
+            self.llm = CountingLLM(self.llm, self.cache)
             if hasattr(self.nli, "llm"):
                 self.nli.llm = self.llm  # the LLM judge's calls are counted too
 
 
 _CACHE: dict[tuple, Resources] = {}
+_LLMS: dict[str, LLM] = {}
+
+
+def _shared_llm(spec: str) -> LLM:
+    """One instance per model: configurations that differ in other fields share the weights."""
+    if spec not in _LLMS:
+        _LLMS[spec] = make_llm(spec)
+    return _LLMS[spec]
 _LOCK = threading.Lock()
 
 
@@ -154,10 +225,12 @@ def resources(config: RunnableConfig | None) -> Resources:
     if isinstance(configurable.get("resources"), Resources):
         return configurable["resources"]
     cfg = Configuration.from_runnable_config(config)
-    key = (cfg.llm, cfg.scorer, cfg.nli, cfg.embedder, cfg.index_dir, cfg.chroma_url, cfg.neighbours)
+    key = (cfg.llm, cfg.scorer, cfg.nli, cfg.embedder, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache)
     with _LOCK:
         if key not in _CACHE:
             index = open_index(cfg)
-            llm = make_llm(cfg.llm)
-            _CACHE[key] = Resources(llm, make_scorer(cfg.scorer, getattr(index, "embedder", None)), make_nli(cfg.nli, llm), index)
+            llm = _shared_llm(cfg.llm)
+            cache = CallCache(cfg.llm_cache) if cfg.llm_cache else None
+            scorer = make_scorer(cfg.scorer, getattr(index, "embedder", None))
+            _CACHE[key] = Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache)
         return _CACHE[key]

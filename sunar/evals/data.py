@@ -42,7 +42,7 @@ def read_questions(path: str | Path, limit: int | None = None) -> list[Question]
                     subs.append((_substitute(step["question"], answers_so_far), step["answer"], step.get("support_id", "")))
                     answers_so_far.append(step["answer"])
                 out.append(
-                    Question(rec["id"], rec.get("dataset", ""), rec["question"], list(rec["answers"]), list(rec.get("supporting_ids") or []), subs)
+                    Question(rec["id"], rec.get("dataset") or path.stem, rec["question"], list(rec["answers"]), list(rec.get("supporting_ids") or []), subs)
                 )
             except (ValueError, KeyError, TypeError) as exc:
                 raise SunarError(f"{path} line {number} is not a question record ({exc})") from exc

@@ -1,0 +1,69 @@
+"""Answer and retrieval metrics.
+
+Answers, against the gold answer and its aliases (best over them), after SQuAD normalisation:
+- cover-EM: a normalised gold answer is contained in the normalised prediction (Self-Ask, SUNAR);
+- EM: the normalised prediction equals a normalised gold answer;
+- F1: token overlap F1 (SQuAD).
+
+Retrieval of the gold supporting paragraphs by the ranked evidence a variant used: Recall@k and
+nDCG@10, computed by trec_eval through ``ir_measures`` (binary relevance).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import ir_measures
+from ir_measures import R, nDCG
+
+from sunar.models.nli import normalize_answer
+
+RECALL_KS = tuple(range(1, 11))
+
+
+def cover_em(prediction: str, answers: Sequence[str]) -> float:
+    pred = normalize_answer(prediction)
+    return float(any(gold and gold in pred for gold in map(normalize_answer, answers)))
+
+
+def exact_match(prediction: str, answers: Sequence[str]) -> float:
+    pred = normalize_answer(prediction)
+    return float(bool(pred) and any(pred == normalize_answer(a) for a in answers))
+
+
+def _f1(prediction: str, gold: str) -> float:
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if not pred or not ref or not common:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_f1(prediction: str, answers: Sequence[str]) -> float:
+    return max((_f1(prediction, a) for a in answers), default=0.0)
+
+
+def answer_metrics(prediction: str, answers: Sequence[str]) -> dict[str, float]:
+    return {"cover_em": cover_em(prediction, answers), "em": exact_match(prediction, answers), "f1": token_f1(prediction, answers)}
+
+
+def retrieval_metrics(ranked_ids: Sequence[str], gold_ids: Iterable[str], ks: Sequence[int] = RECALL_KS) -> dict[str, float]:
+    """Recall@k for each k and nDCG@10 of one ranked list against the gold paragraphs.
+    Rank order is kept exactly (trec_eval breaks score ties by id, so scores are 1/rank)."""
+    gold = sorted(set(gold_ids))
+    if not gold:
+        return {}
+    qrels = [ir_measures.Qrel("q", doc, 1) for doc in gold]
+    seen: set[str] = set()
+    run = []
+    for doc in ranked_ids:
+        if doc not in seen:
+            seen.add(doc)
+            run.append(ir_measures.ScoredDoc("q", doc, 1.0 / (len(run) + 1)))
+    measures = [R @ k for k in ks] + [nDCG @ 10]
+    values = {str(m.measure): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
+    out = {f"recall@{k}": float(values.get(f"R@{k}", 0.0)) for k in ks}
+    out["ndcg@10"] = float(values.get("nDCG@10", 0.0))
+    return out

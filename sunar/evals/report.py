@@ -1,0 +1,162 @@
+"""Metrics, report and plots of an evaluation run (from its predictions).
+
+metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval metrics, cost}}}
+report.md:    accuracy, retrieval and cost tables side by side, cost relative to Self-Ask
+accuracy.png, recall.png, cost.png
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sunar.evals.metrics import RECALL_KS
+
+ANSWER_KEYS = ("cover_em", "em", "f1")
+RETRIEVAL_KEYS = ("recall@1", "recall@10", "ndcg@10")
+COST_KEYS = ("llm_calls", "judge_calls", "prompt_tokens", "generated_tokens")
+TIME_KEYS = ("total", "llm", "nli", "scoring", "rest")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(statistics.mean(values)) if values else 0.0
+
+
+def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Means over the answered records; failed questions count as wrong with no evidence."""
+    answered = [r for r in records if not r.get("error")]
+    n = len(records)
+
+    def metric(key: str) -> float:
+        return sum(r["metrics"].get(key, 0.0) for r in answered) / n if n else 0.0
+
+    out: dict[str, Any] = {"n": n, "errors": n - len(answered)}
+    out.update({k: metric(k) for k in ANSWER_KEYS})
+    out.update({f"recall@{k}": metric(f"recall@{k}") for k in RECALL_KS})
+    out["ndcg@10"] = metric("ndcg@10")
+    out.update({k: _mean([float(r[k]) for r in answered]) for k in (*COST_KEYS, "cached_calls")})
+    out["seconds"] = {k: _mean([r["time"][k] for r in answered]) for k in TIME_KEYS}
+    return out
+
+
+def aggregate(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    datasets = sorted({r["dataset"] for r in records})
+    variants = list(dict.fromkeys(r["variant"] for r in records))
+    out: dict[str, dict[str, Any]] = {}
+    for dataset in [*datasets, "all"]:
+        rows = [r for r in records if dataset in ("all", r["dataset"])]
+        out[dataset] = {v: summarise([r for r in rows if r["variant"] == v]) for v in variants if any(r["variant"] == v for r in rows)}
+    return out
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) -> str:
+    datasets = [d for d in metrics if d != "all"]
+    variants = list(metrics["all"])
+    parts = ["# Evaluation report", ""]
+    settings = ", ".join(f"{k}={v}" for k, v in sorted(configuration.items()) if k not in {"llm_cache", "index_dir"})
+    n = {v: metrics["all"][v]["n"] for v in variants}
+    parts += [f"Settings: {settings}.", "", f"Questions per variant: {n}.", ""]
+
+    parts += ["## Answers (cover-EM / EM / F1)", ""]
+    rows = [[v] + [" / ".join(f"{metrics[d][v][k]:.3f}" for k in ANSWER_KEYS) if v in metrics[d] else "-" for d in [*datasets, "all"]] for v in variants]
+    parts += [_table(["variant", *datasets, "all"], rows), ""]
+
+    parts += ["## Retrieval of the gold paragraphs by the evidence used (R@1 / R@10 / nDCG@10)", ""]
+    rows = [[v] + [" / ".join(f"{metrics[d][v][k]:.3f}" for k in RETRIEVAL_KEYS) if v in metrics[d] else "-" for d in [*datasets, "all"]] for v in variants]
+    parts += [_table(["variant", *datasets, "all"], rows), ""]
+
+    parts += [
+        "## Cost per question (means; seconds as computed, LLM calls read from the cache count with the time they took)",
+        "",
+    ]
+    base = metrics["all"].get("self_ask")
+    rows = []
+    for v in variants:
+        m, s = metrics["all"][v], metrics["all"][v]["seconds"]
+        relative = f"{m['llm_calls'] / base['llm_calls']:.1f}x / {s['total'] / base['seconds']['total']:.1f}x" if base and base["llm_calls"] and base["seconds"]["total"] else "-"
+        rows.append(
+            [v, f"{m['llm_calls']:.1f}", f"{m['judge_calls']:.1f}", f"{m['prompt_tokens']:.0f}", f"{m['generated_tokens']:.0f}"]
+            + [f"{s[k]:.1f}" for k in TIME_KEYS]
+            + [relative, m["errors"]]
+        )
+    header = ["variant", "LLM calls", "NLI judgements", "prompt tokens", "generated tokens", "wall s", "LLM s", "NLI s", "scoring s", "rest s", "calls / wall vs self_ask", "errors"]
+    parts += [_table(header, rows), ""]
+    parts += ["![accuracy](accuracy.png)", "![recall](recall.png)", "![cost](cost.png)", ""]
+    return "\n".join(parts)
+
+
+def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = [d for d in metrics if d != "all"] or ["all"]
+    variants = list(metrics["all"])
+    width = 0.8 / max(1, len(variants))
+    paths = []
+
+    fig, axes = plt.subplots(1, len(ANSWER_KEYS), figsize=(4 * len(ANSWER_KEYS), 3.5), squeeze=False)
+    for ax, key in zip(axes[0], ANSWER_KEYS, strict=True):
+        for i, v in enumerate(variants):
+            values = [metrics[d].get(v, {}).get(key, 0.0) for d in datasets]
+            ax.bar([x + i * width for x in range(len(datasets))], values, width, label=v)
+        ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(datasets))], datasets)
+        ax.set_title(key.replace("_", "-").upper() if key != "cover_em" else "cover-EM")
+        ax.set_ylim(0, 1)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(out / "accuracy.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.5), squeeze=False)
+    for ax, d in zip(axes[0], datasets, strict=True):
+        for v in variants:
+            if v in metrics[d]:
+                ax.plot(RECALL_KS, [metrics[d][v][f"recall@{k}"] for k in RECALL_KS], marker="o", label=v)
+        ax.set_title(f"{d}: Recall@k of the gold paragraphs")
+        ax.set_xlabel("k")
+        ax.set_ylim(0, 1)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(out / "recall.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
+    bottom = [0.0] * len(variants)
+    for key in ("llm", "nli", "scoring", "rest"):
+        values = [metrics["all"][v]["seconds"][key] for v in variants]
+        left.bar(variants, values, bottom=bottom, label=key)
+        bottom = [b + x for b, x in zip(bottom, values, strict=True)]
+    left.set_title("seconds per question")
+    left.legend(fontsize=8)
+    right.bar(variants, [metrics["all"][v]["llm_calls"] for v in variants])
+    right.set_title("LLM calls per question")
+    for ax in (left, right):
+        ax.tick_params(axis="x", labelrotation=20)
+    fig.tight_layout()
+    paths.append(out / "cost.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def write_report(out: Path, records: Sequence[dict[str, Any]], configuration: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    if not records:
+        return {}
+    metrics = aggregate(records)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    (out / "report.md").write_text(render(metrics, configuration))
+    plot(metrics, out)
+    return metrics

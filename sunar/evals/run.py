@@ -1,0 +1,236 @@
+"""``sunar eval``: run variants over questions, write predictions, metrics, a report and plots.
+
+    OUT/run.json           the settings (a rerun with other settings into OUT is refused)
+    OUT/predictions.jsonl  one line per (question, variant), appended as each finishes
+    OUT/llm-cache.sqlite   every LLM call made (a rerun reads it instead of calling the model)
+    OUT/metrics.json, OUT/report.md, OUT/*.png   written at the end (see sunar.evals.report)
+
+Resumable: (question, variant) pairs already in predictions.jsonl are skipped, and a question
+interrupted half-way replays its finished LLM calls from the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any
+
+from sunar.config import CPU_PROFILE, sunar_home
+from sunar.errors import ModelUnavailable, SunarError
+from sunar.evals.data import Question, read_questions
+from sunar.evals.metrics import answer_metrics, retrieval_metrics
+
+log = logging.getLogger("sunar")
+SCORING_NODES = ("select_batch", "gather")
+
+
+@dataclass
+class EvalSettings:
+    questions: str
+    corpus: str
+    variants: list[str]
+    out: str
+    limit: int = 0
+    index: str = ""
+    configuration: dict[str, Any] = field(default_factory=lambda: {**CPU_PROFILE, "llm": "embedded:qwen2.5-1.5b"})
+    workers: int = 1
+
+
+def interleave(questions: Sequence[Question]) -> list[Question]:
+    """Alternate between datasets (MuSiQue, 2Wiki, ...) so any prefix is balanced."""
+    groups: dict[str, list[Question]] = {}
+    for q in questions:
+        groups.setdefault(q.dataset, []).append(q)
+    return [q for row in zip_longest(*groups.values()) for q in row if q is not None]
+
+
+def default_index_dir(corpus: str | Path) -> Path:
+    path = Path(corpus).resolve()
+    return sunar_home() / "indexes" / f"{path.stem}-{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
+
+
+def ranked_evidence(out: dict[str, Any]) -> list[str]:
+    """Evidence ids in rank order: the final evidence (re-scored against the question), then the
+    rest of every sub-question's evidence, taken in turn from each hop."""
+    ids = [e["id"] for e in out.get("evidence") or []]
+    per_hop = [[e["id"] for e in hop.get("evidence") or []] for hop in out.get("hops") or []]
+    for row in zip_longest(*per_hop):
+        ids += [i for i in row if i is not None]
+    return list(dict.fromkeys(ids))
+
+
+def time_breakdown(usage: dict[str, Any], wall: float) -> dict[str, float]:
+    """Where the wall time of a question went, as computed (LLM calls read from the cache count
+    with the seconds they took when they were made)."""
+    seconds = usage.get("seconds") or {}
+    cached = float(usage.get("cached_seconds", 0.0))
+    total = wall + cached
+    llm, nli = float(usage.get("llm_seconds", 0.0)), float(usage.get("nli_seconds", 0.0))
+    scoring = float(sum(seconds.get(n, 0.0) for n in SCORING_NODES))
+    return {"total": total, "llm": llm, "nli": nli, "scoring": scoring, "rest": max(0.0, total - llm - nli - scoring)}
+
+
+def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> dict[str, Any]:
+    usage = out.get("usage") or {}
+    ranked = ranked_evidence(out)
+    answer = str(out.get("answer") or "")
+    return {
+        "id": q.id,
+        "dataset": q.dataset,
+        "variant": variant,
+        "question": q.question,
+        "gold": q.answers,
+        "answer": answer,
+        "confidence": out.get("confidence", 0.0),
+        "reasoning_path": out.get("reasoning_path") or [],
+        "evidence_ids": ranked,
+        "supporting_ids": q.supporting_ids,
+        "notes": out.get("notes") or [],
+        "llm_calls": usage.get("llm_calls", 0),
+        "judge_calls": usage.get("judge_calls", 0),
+        "cached_calls": usage.get("cached_calls", 0),
+        "prompt_tokens": usage.get("prompt_tokens", 0),
+        "generated_tokens": usage.get("generated_tokens", 0),
+        "wall_seconds": wall,
+        "time": time_breakdown(usage, wall),
+        "node_seconds": usage.get("seconds") or {},
+        "metrics": {**answer_metrics(answer, q.answers), **retrieval_metrics(ranked, q.supporting_ids)},
+    }
+
+
+def read_predictions(path: Path) -> list[dict[str, Any]]:
+    """Records of a predictions file; a line cut short by a killed run is dropped (and the file
+    truncated to the last whole line, so appending continues cleanly)."""
+    if not path.exists():
+        return []
+    records, good = [], 0
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                break
+            good += len(line)
+    if good < path.stat().st_size:
+        log.warning("%s: dropping an incomplete last record", path)
+        with open(path, "r+b") as f:
+            f.truncate(good)
+    return records
+
+
+def run_config(settings: EvalSettings, out: Path) -> dict[str, Any]:
+    values = dict(settings.configuration)
+    values["index_dir"] = str(settings.index)
+    values["llm_cache"] = str(out / "llm-cache.sqlite")
+    return values
+
+
+def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, Any]) -> None:
+    """Write OUT/run.json, or check that a previous run into OUT used the same settings
+    (variants may be added)."""
+    described = {
+        "questions": str(Path(settings.questions).resolve()),
+        "corpus": str(Path(settings.corpus).resolve()),
+        "configuration": {k: v for k, v in configurable.items() if k not in {"llm_cache", "index_dir"}},
+    }
+    path = out / "run.json"
+    variants = list(settings.variants)
+    if path.exists():
+        before = json.loads(path.read_text())
+        if {k: before.get(k) for k in described} != described:
+            raise SunarError(f"{out} holds a run with other settings (see {path}); choose another --out or delete it")
+        variants = list(dict.fromkeys(before.get("variants", []) + variants))
+    path.write_text(json.dumps({**described, "variants": variants}, indent=2) + "\n")
+
+
+def latest(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The record per (question, variant): an answer wins over an error, a later one over earlier."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in records:
+        key = (r["id"], r["variant"])
+        if not r.get("error") or key not in out or out[key].get("error"):
+            out[key] = r
+    return out
+
+
+def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[[dict[str, Any]], None] | None = None) -> Path:
+    """Run every variant on every question (resuming), then write metrics, report and plots."""
+    from sunar.graph import VARIANTS, build_graph
+    from sunar.evals.report import write_report
+    from sunar.stores.index import build_index
+
+    unknown = [v for v in settings.variants if v not in VARIANTS]
+    if unknown or not settings.variants:
+        raise SunarError(f"unknown variant(s) {', '.join(unknown) or '(none given)'}; choose from: {', '.join(VARIANTS)}")
+    questions = interleave(read_questions(settings.questions))
+    if settings.limit:
+        questions = questions[: settings.limit]
+    if not questions:
+        raise SunarError(f"no questions in {settings.questions}")
+    out = Path(settings.out)
+    out.mkdir(parents=True, exist_ok=True)
+    settings.index = settings.index or str(default_index_dir(settings.corpus))
+    stats = build_index(settings.corpus, settings.index, progress=progress)
+    if not stats.up_to_date:
+        log.info("indexed %d documents into %s", stats.documents, settings.index)
+    configurable = run_config(settings, out)
+    check_settings(out, settings, configurable)
+
+    predictions_path = out / "predictions.jsonl"
+    done = {key for key, r in latest(read_predictions(predictions_path)).items() if not r.get("error")}
+    todo = [(q, [v for v in settings.variants if (q.id, v) not in done]) for q in questions]
+    todo = [(q, vs) for q, vs in todo if vs]
+    graphs = {v: build_graph(v) for v in settings.variants}
+    lock = threading.Lock()
+    bar = _progress_bar(sum(len(vs) for _, vs in todo), len(done), progress)
+
+    def one(q: Question, variants: list[str]) -> None:
+        for variant in variants:
+            started = time.perf_counter()
+            try:
+                result = graphs[variant].invoke({"question": q.question}, {"configurable": configurable, "recursion_limit": 1000})
+                record = prediction(q, variant, result, time.perf_counter() - started)
+            except ModelUnavailable:
+                raise
+            except SunarError as exc:  # this question fails; the run goes on and a rerun retries it
+                record = {"id": q.id, "dataset": q.dataset, "variant": variant, "error": str(exc)}
+            with lock:
+                with open(predictions_path, "a", encoding="utf-8") as sink:
+                    sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                bar.update(1)
+                bar.set_postfix_str(f"{variant}: {str(record.get('answer', 'error'))[:30]}")
+            if on_record:
+                on_record(record)
+
+    workers = max(1, settings.workers)
+    if workers > 1 and str(configurable.get("llm", "")).startswith("embedded:"):
+        log.info("the embedded model answers one request at a time; running with 1 worker")
+        workers = 1
+    try:
+        if workers == 1:
+            for q, vs in todo:
+                one(q, vs)
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                for future in [pool.submit(one, q, vs) for q, vs in todo]:
+                    future.result()
+    finally:
+        bar.close()
+    wanted = {(q.id, v) for q in questions for v in settings.variants}
+    records = [r for key, r in latest(read_predictions(predictions_path)).items() if key in wanted]
+    write_report(out, records, configurable)
+    return out
+
+
+def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total + initial, initial=initial, unit="answer", desc="eval", disable=not enabled, dynamic_ncols=True)

@@ -1,0 +1,65 @@
+"""A persistent cache of LLM calls, so an interrupted evaluation continues where it stopped and a
+rerun of finished work costs nothing.
+
+One SQLite file; a row per call keyed by (model, kind, prompt messages, parameters, sample index),
+holding the reply as JSON and the seconds the call took when it was computed (so cost figures stay
+those of computing, not of reading the cache). Safe to share between threads; writes are committed
+one by one, so a killed run loses at most the call in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from sunar.errors import SunarError
+
+SCHEMA = "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL, seconds REAL NOT NULL)"
+
+
+def call_key(*parts: Any) -> str:
+    """A stable key for JSON-serialisable parts."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class CallCache:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(SCHEMA)
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise SunarError(f"{self.path} is not an LLM call cache ({exc}); move it away or choose another cache file") from None
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> tuple[Any, float] | None:
+        """(value, seconds it took to compute) or None."""
+        with self._lock:
+            row = self._db.execute("SELECT value, seconds FROM calls WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        return json.loads(row[0]), float(row[1])
+
+    def put(self, key: str, value: Any, seconds: float) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO calls VALUES (?, ?, ?)", (key, json.dumps(value), seconds))
+            self._db.commit()
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
