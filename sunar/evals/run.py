@@ -163,8 +163,8 @@ def latest(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str,
 
 def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Run every variant on every question (resuming), then write metrics, report and plots."""
-    from sunar.graph import VARIANTS, build_graph
     from sunar.evals.report import write_report
+    from sunar.graph import VARIANTS, build_graph
     from sunar.stores.index import build_index
 
     unknown = [v for v in settings.variants if v not in VARIANTS]
