@@ -13,6 +13,10 @@ from typing import Any
 from sunar.errors import SunarError
 
 log = logging.getLogger("sunar")
+# Checkpoints are written before the next step starts: a killed run resumes from its last finished
+# node. Measured overhead (python -m sunar.evals.bench_checkpoint) is ms per node against seconds of
+# LLM work, so the safest mode costs nothing noticeable.
+DURABILITY = "sync"
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -168,20 +172,20 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
     return None
 
 
-def stream_steps(graph: Any, question: str, config: dict[str, Any]) -> dict[str, Any]:
+def stream_steps(graph: Any, payload: dict[str, Any] | None, config: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """Run the graph showing each step on stderr as it happens, and the final answer's tokens."""
     out: dict[str, Any] = {}
     in_tokens = False
-    for mode, payload in graph.stream({"question": question}, config, stream_mode=["updates", "messages", "values"]):
+    for mode, item in graph.stream(payload, config, stream_mode=["updates", "messages", "values"], **kwargs):
         if mode == "values":
-            out = payload
+            out = item
         elif mode == "messages":
-            chunk, meta = payload
+            chunk, meta = item
             if meta.get("langgraph_node") == "final" and chunk.content:
                 print(("" if in_tokens else "[final] ") + str(chunk.content), end="", file=sys.stderr, flush=True)
                 in_tokens = True
         else:
-            for node, update in payload.items():
+            for node, update in item.items():
                 line = describe(node, update or {})
                 if line:
                     print(("\n" if in_tokens else "") + f"[{node}] {line}", file=sys.stderr, flush=True)
@@ -197,9 +201,26 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         raise SunarError(f"unknown variant '{args.variant}'; choose one of: {', '.join(VARIANTS)}")
     configurable = run_config(args)
-    graph = build_graph(args.variant)
-    config = {"configurable": configurable, "recursion_limit": 1000}
-    out = stream_steps(graph, question, config) if args.stream else graph.invoke({"question": question}, config)
+    config: dict[str, Any] = {"configurable": configurable, "recursion_limit": 1000}
+    if not args.thread:
+        graph = build_graph(args.variant)
+        out = stream_steps(graph, {"question": question}, config) if args.stream else graph.invoke({"question": question}, config)
+    else:
+        from sunar.checkpoints import open_checkpointer
+
+        with open_checkpointer(args.checkpoints or None) as saver:
+            graph = build_graph(args.variant, checkpointer=saver)
+            configurable["thread_id"] = args.thread
+            pending = graph.get_state(config)
+            # the same question on a thread whose last run did not finish: continue that run
+            resume = bool(pending.next) and (pending.values or {}).get("question") == question
+            if resume:
+                log.info("resuming the unfinished run on thread %s at %s", args.thread, ", ".join(pending.next))
+            payload = None if resume else {"question": question}
+            if args.stream:
+                out = stream_steps(graph, payload, config, durability=DURABILITY)
+            else:
+                out = graph.invoke(payload, config, durability=DURABILITY)
     record = result_record(out, args.variant)
     if args.json:
         print(json.dumps(record, ensure_ascii=False))
@@ -256,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", default="", help="index directory from 'sunar index' (default: the bundled demo corpus)")
     p.add_argument("--chroma-url", default="", help="Chroma server URL, if the index was built with one")
     p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r or self_ask")
+    p.add_argument("--thread", default="", help="keep the run in a checkpointed thread; the same command again resumes an interrupted run")
+    p.add_argument("--checkpoints", default="", help="SQLite checkpoint file for --thread (default: $SUNAR_HOME/checkpoints.sqlite)")
     _model_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--stream", action="store_true", help="show each step live on stderr (sub-questions, batch scores, semantic sets, answers)")

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import Overwrite
 
 from sunar.config import Configuration, sunar_home
 from sunar.models.llm import LLM, make_llm, usage
@@ -151,9 +152,10 @@ class CountingLLM(LLM):
         return scores
 
 
-def node(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+def node(name: str, first: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Decorate a node: adds ``usage`` = {seconds: {name: s}, calls: {name: 1}} and the
-    :data:`COUNTERS`; the reducer on the state adds them up over the run."""
+    :data:`COUNTERS`; the reducer on the state adds them up over the run. The ``first`` node of
+    a question starts the count afresh (a chat thread asks many questions)."""
 
     def wrap(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         @functools.wraps(fn)
@@ -166,7 +168,7 @@ def node(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., d
             finally:
                 _USAGE.reset(token)
             spent = {"seconds": {name: time.perf_counter() - started}, "calls": {name: 1}, **counter}
-            return {**update, "usage": spent}
+            return {**update, "usage": Overwrite(spent) if first else spent}
 
         return run
 

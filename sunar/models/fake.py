@@ -2,12 +2,14 @@
 
 A script is a function from the prompt text (and the sample index) to the reply, so a test states
 plainly what the "model" answers to each kind of prompt. ``scripted:<name>`` selects a script
-registered with :func:`register_script` (used where the LLM is chosen by a configuration string,
-e.g. through the LangGraph server).
+registered with :func:`register_script`, ``scripted:<module>:<function>`` one importable by path
+(used where the LLM is chosen by a configuration string in another process, e.g. the LangGraph
+server or the CLI).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -86,9 +88,17 @@ class ScriptedLLM(LLM):
 
     @classmethod
     def named(cls, name: str) -> ScriptedLLM:
-        if name not in _SCRIPTS:
-            raise ModelUnavailable(f"no scripted model '{name}' is registered")
-        return cls(_SCRIPTS[name], name)
+        """A registered script, or ``module:function`` imported (so another process, such as
+        the LangGraph server or the CLI, can be given a script by name)."""
+        if name in _SCRIPTS:
+            return cls(_SCRIPTS[name], name)
+        module, sep, attr = name.partition(":")
+        if sep:
+            try:
+                return cls(getattr(importlib.import_module(module), attr), name)
+            except (ImportError, AttributeError) as exc:
+                raise ModelUnavailable(f"scripted model '{name}': cannot import {module}:{attr} ({exc})") from None
+        raise ModelUnavailable(f"no scripted model '{name}' is registered (or give module:function)")
 
     @property
     def calls(self) -> list[str]:

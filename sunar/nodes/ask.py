@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import Overwrite
 
 from sunar.errors import SunarError
 from sunar.runtime import node
@@ -38,7 +39,7 @@ def latest_human_text(messages: list[Any]) -> str | None:
     return None
 
 
-@node("ask")
+@node("ask", first=True)
 def ask(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     messages = state.get("messages") or []
     asked = latest_human_text(messages)
@@ -59,5 +60,5 @@ def ask(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         "evidence": [],
         "reasoning_path": [],
         "batches": [],
-        "notes": [],
+        "notes": Overwrite([]),  # the reducer appends; a new question starts with none
     }

@@ -1,44 +1,20 @@
-"""`sunar eval` end to end on the demo corpus, with a scripted model that follows the gold
-decomposition (so every answer is right and the figures are predictable)."""
+"""`sunar eval` end to end on the demo corpus, with the scripted model that follows the gold
+decomposition (tests/oracle.py: every answer is right, so the figures are predictable)."""
 
 import json
 
 import pytest
 
-from fakes import prompt_kind, question_of
 from sunar.errors import SunarError
-from sunar.evals.data import read_questions
 from sunar.evals.run import EvalSettings, ranked_evidence, read_predictions, run_eval
-from sunar.models.fake import register_script
 from sunar.runtime import _LLMS
 
 QUESTIONS = "sunar/data/demo_questions.jsonl"
 SMALL = {"batch_size": 4, "budget": 8, "samples": 2, "evidence": 3, "max_hops": 3, "first_stage_depth": 20, "max_tokens": 32}
 
 
-def gold_oracle():
-    questions = {q.question: q for q in read_questions(QUESTIONS)}
-    answers = {sub: ans for q in questions.values() for sub, ans, _ in q.sub_questions}
-
-    def script(prompt: str, i: int) -> str:
-        kind = prompt_kind(prompt)
-        if kind == "nli":
-            return "yes"
-        if kind == "self_ask":
-            transcript = prompt.rsplit("Question:", 1)[1]
-            q = questions[transcript.splitlines()[0].strip()]
-            n = transcript.count("Intermediate answer:")
-            return f"Follow up: {q.sub_questions[n][0]}" if n < len(q.sub_questions) else f"So the final answer is: {q.answers[0]}"
-        if kind == "mer":
-            return f"[Answer]: from the evidence.\n[Final Answer]: {questions[question_of(prompt)].answers[0]}"
-        return answers.get(question_of(prompt), "unknown")
-
-    return script
-
-
 def settings(tmp_path, demo_index, demo_corpus, **kw):
-    register_script("gold-oracle", gold_oracle())
-    config = {**SMALL, "llm": "scripted:gold-oracle", "nli": "llm", "scorer": "dense", **kw.pop("config", {})}
+    config = {**SMALL, "llm": "scripted:oracle:script", "nli": "llm", "scorer": "dense", **kw.pop("config", {})}
     return EvalSettings(
         questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar", "self_ask"], out=str(tmp_path / "run"),
         limit=kw.pop("limit", 3), index=str(demo_index), configuration=config, **kw,
@@ -65,7 +41,7 @@ def test_eval_writes_predictions_metrics_report_and_plots_and_resumes_for_free(t
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # rerun of finished work: nothing is recomputed
-    model = _LLMS["scripted:gold-oracle"]
+    model = _LLMS["scripted:oracle:script"]
     calls = len(model.calls)
     run_eval(settings(tmp_path, demo_index, demo_corpus), progress=False)
     assert len(model.calls) == calls and len(read_predictions(out / "predictions.jsonl")) == 6

@@ -1,0 +1,41 @@
+"""A scripted LLM that follows the demo questions' gold decomposition: every answer is right, so
+tests of the harness, the server and the CLI can check results exactly. Selected by name from any
+process as ``scripted:oracle:script`` (with ``tests/`` on PYTHONPATH).
+
+``SUNAR_ORACLE_DELAY`` (seconds) slows the answer prompts, to catch a run in the middle of NAR.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from pathlib import Path
+
+from fakes import prompt_kind, question_of
+from sunar.evals.data import Question, read_questions
+
+QUESTIONS = Path(__file__).resolve().parents[1] / "sunar" / "data" / "demo_questions.jsonl"
+
+
+@functools.cache
+def _gold() -> tuple[dict[str, Question], dict[str, str]]:
+    questions = {q.question: q for q in read_questions(QUESTIONS)}
+    answers = {sub: ans for q in questions.values() for sub, ans, _ in q.sub_questions}
+    return questions, answers
+
+
+def script(prompt: str, i: int) -> str:
+    questions, answers = _gold()
+    kind = prompt_kind(prompt)
+    if kind == "nli":
+        return "yes"
+    if kind == "self_ask":
+        transcript = prompt.rsplit("Question:", 1)[1]
+        q = questions[transcript.splitlines()[0].strip()]
+        n = transcript.count("Intermediate answer:")
+        return f"Follow up: {q.sub_questions[n][0]}" if n < len(q.sub_questions) else f"So the final answer is: {q.answers[0]}"
+    if kind == "mer":
+        return f"[Answer]: from the evidence.\n[Final Answer]: {questions[question_of(prompt)].answers[0]}"
+    time.sleep(float(os.environ.get("SUNAR_ORACLE_DELAY", "0")))
+    return answers.get(question_of(prompt), "unknown")
