@@ -193,6 +193,15 @@ def stream_steps(graph: Any, payload: dict[str, Any] | None, config: dict[str, A
     return out
 
 
+def unfinished(snapshot: Any, question: str) -> bool:
+    """Whether the thread's last run asked ``question`` and did not reply yet. (A run killed
+    after a node finished but before the next checkpoint has no ``next`` and its node's writes
+    pending, so the reply message, written last, is what tells.)"""
+    values = snapshot.values or {}
+    messages = values.get("messages") or []
+    return values.get("question") == question and not (messages and messages[-1].type == "ai")
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     from sunar.graph import VARIANTS, build_graph
     from sunar.nodes.ask import validate_question
@@ -211,11 +220,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         with open_checkpointer(args.checkpoints or None) as saver:
             graph = build_graph(args.variant, checkpointer=saver)
             configurable["thread_id"] = args.thread
-            pending = graph.get_state(config)
-            # the same question on a thread whose last run did not finish: continue that run
-            resume = bool(pending.next) and (pending.values or {}).get("question") == question
+            resume = unfinished(graph.get_state(config), question)
             if resume:
-                log.info("resuming the unfinished run on thread %s at %s", args.thread, ", ".join(pending.next))
+                log.info("resuming the unfinished run on thread %s", args.thread)
             payload = None if resume else {"question": question}
             if args.stream:
                 out = stream_steps(graph, payload, config, durability=DURABILITY)

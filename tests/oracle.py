@@ -2,7 +2,8 @@
 tests of the harness, the server and the CLI can check results exactly. Selected by name from any
 process as ``scripted:oracle:script`` (with ``tests/`` on PYTHONPATH).
 
-``SUNAR_ORACLE_DELAY`` (seconds) slows the answer prompts, to catch a run in the middle of NAR.
+``SUNAR_ORACLE_DELAY`` (seconds) slows the answer prompts, to catch a run in the middle of NAR;
+``SUNAR_ORACLE_LOG`` names a file that gets one line per call (the kind of prompt).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def _gold() -> tuple[dict[str, Question], dict[str, str]]:
 def script(prompt: str, i: int) -> str:
     questions, answers = _gold()
     kind = prompt_kind(prompt)
+    if os.environ.get("SUNAR_ORACLE_LOG"):
+        with open(os.environ["SUNAR_ORACLE_LOG"], "a", encoding="utf-8") as log:
+            log.write(kind + "\n")
     if kind == "nli":
         return "yes"
     if kind == "self_ask":
