@@ -51,13 +51,26 @@ def test_models_lists_what_auto_uses():
     assert "auto would use" in result.stdout
 
 
+def no_network_prefix():
+    """``unshare -rn``: run in a new network namespace with no interfaces up (nothing can leave
+    the machine, not even to localhost services), when this machine allows it."""
+    try:
+        ok = subprocess.run(["unshare", "-rn", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return ["unshare", "-rn"] if ok else []
+
+
 @pytest.mark.slow
-def test_ask_end_to_end_with_the_embedded_model(demo_index):
-    """The real 1.5B model, real scorer and LLM-judge NLI, small budget to keep it to minutes."""
-    result = sunar(
-        "ask", "Where was the director of film Ronnie Rocket born?", "--index", str(demo_index), "--json",
-        "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2",
-        env={"OLLAMA_HOST": "http://127.0.0.1:9"},
+def test_ask_end_to_end_with_the_embedded_model_offline():
+    """The main job as on a fresh machine, with the network cut: the demo index is built on first
+    use, the real 1.5B model, real scorer and LLM-judge NLI; small budget to keep it to minutes.
+    (Where unshare is not allowed it runs with the network on.)"""
+    prefix = no_network_prefix()
+    result = subprocess.run(
+        [*prefix, sys.executable, "-m", "sunar.cli", "ask", "Where was the director of film Ronnie Rocket born?", "--json",
+         "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2"],
+        capture_output=True, text=True, timeout=1800, env={**os.environ, "OLLAMA_HOST": "http://127.0.0.1:9"},
     )
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
