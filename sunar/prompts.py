@@ -147,6 +147,11 @@ MER_SYSTEM = (
 RATIONALE, FINAL_ANSWER = "[Answer]:", "[Final Answer]:"
 
 
+#: Asked once more when MER's reply has no final answer (a small model often runs out of tokens
+#: or forgets the format while reasoning).
+MER_FINAL_ONLY = f"Now write '{FINAL_ANSWER}' followed by the short answer only: a name, place, date or number."
+
+
 def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Sequence[dict]) -> list[BaseMessage]:
     steps = "\n".join(f"{i}. {q} -> {a}" for i, (q, a) in enumerate(path, start=1)) or "(none)"
     return [

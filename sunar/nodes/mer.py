@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar import prompts
@@ -32,12 +33,18 @@ def parse_mer(text: str) -> tuple[str, str, bool]:
 def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     path = [(h["question"], h["answer"]) for h in state.get("hops") or []]
-    reply = resources(config).llm.generate(
-        prompts.mer_messages(state["question"], path, state.get("evidence") or []),
-        temperature=0.0,
-        max_tokens=cfg.max_tokens,
-        config=config,
-    )
-    rationale, answer, well_formed = parse_mer(str(reply.content))
-    notes = [] if well_formed else ["MER reply had no '[Final Answer]:'; its last line was taken as the answer"]
-    return {"answer": answer, "rationale": rationale, "notes": notes}
+    llm = resources(config).llm
+    messages = prompts.mer_messages(state["question"], path, state.get("evidence") or [])
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config).content)
+    rationale, answer, well_formed = parse_mer(reply)
+    if well_formed:
+        return {"answer": answer, "rationale": rationale}
+    # No final answer (cut off by the token limit, or the format forgotten): ask for it once.
+    again = llm.generate([*messages, AIMessage(reply), HumanMessage(prompts.MER_FINAL_ONLY)], temperature=0.0, max_tokens=32, config=config)
+    text = str(again.content)
+    if _FINAL.search(text):
+        answer = parse_mer(text)[1]
+    elif text.strip():
+        answer = clean_answer(text.strip().splitlines()[0])
+    rationale = _RATIONALE.sub("", reply).strip()
+    return {"answer": answer, "rationale": rationale, "notes": ["MER reply had no '[Final Answer]:'; asked again for the short answer"]}

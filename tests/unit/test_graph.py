@@ -5,6 +5,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from sunar.graph import VARIANTS, build_graph
+from sunar.models.fake import ScriptedLLM
 
 CORPUS = docs(
     ("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."),
@@ -107,3 +108,24 @@ def test_confidence_counts_samples_contained_in_a_sentence_answer():
     )
     assert out["answer"] == "David Lynch was born in Missoula, Montana"
     assert out["confidence"] == pytest.approx(2 / 3, abs=1e-4)  # "Helena" disagrees
+
+
+def test_mer_without_a_final_answer_is_asked_once_more_for_it():
+    """A cut-off MER rationale (no '[Final Answer]:') gets one short follow-up call."""
+    from sunar import prompts
+
+    base = make_resources()
+
+    def script(prompt, i):
+        if prompt.startswith(prompts.MER_SYSTEM):
+            if prompt.endswith(prompts.MER_FINAL_ONLY):
+                return "[Final Answer]: Missoula, Montana"
+            return "[Answer]: Ronnie Rocket was directed by David Lynch, who was born in"  # out of tokens
+        return base.llm.inner.chat.script(prompt, i)
+
+    res = resources(ScriptedLLM(script), base.scorer, base.index)
+    out = build_graph("sunar").invoke({"question": "Where was the director of film Ronnie Rocket born?"}, {"configurable": {"resources": res}})
+    assert out["answer"] == "Missoula, Montana"
+    assert out["rationale"].startswith("Ronnie Rocket was directed by David Lynch")
+    assert any("asked again for the short answer" in n for n in out["notes"])
+    assert sum(p.endswith(prompts.MER_FINAL_ONLY) for p in res.llm.inner.calls) == 1
