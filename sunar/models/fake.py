@@ -10,13 +10,14 @@ server or the CLI).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict
 
 from sunar.errors import ModelUnavailable
@@ -77,6 +78,24 @@ class ScriptedChatModel(BaseChatModel):
                 )
             )
         return ChatResult(generations=generations)
+
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The reply word by word, like a model streaming tokens."""
+        reply = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
+        words = re.findall(r"\S+\s*", str(reply.content))
+        for n, word in enumerate(words):
+            last = n == len(words) - 1
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=word, usage_metadata=reply.usage_metadata if last else None))
+            if run_manager:
+                run_manager.on_llm_new_token(word, chunk=chunk)
+            yield chunk
 
 
 class ScriptedLLM(LLM):

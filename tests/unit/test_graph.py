@@ -129,3 +129,26 @@ def test_mer_without_a_final_answer_is_asked_once_more_for_it():
     assert out["rationale"].startswith("Ronnie Rocket was directed by David Lynch")
     assert any("asked again for the short answer" in n for n in out["notes"])
     assert sum(p.endswith(prompts.MER_FINAL_ONLY) for p in res.llm.inner.calls) == 1
+
+
+def test_streams_node_updates_for_a_ui_and_the_mer_answer_token_by_token():
+    graph = build_graph("sunar")
+    updates, tokens = [], []
+    for mode, item in graph.stream(
+        {"question": "Where was the director of film Ronnie Rocket born?"},
+        {"configurable": {"resources": make_resources(), "batch_size": 2, "budget": 3, "samples": 3}},
+        stream_mode=["updates", "messages"],
+    ):
+        if mode == "updates":
+            updates.append(item)
+        elif item[1]["langgraph_node"] == "final":
+            tokens.append(item[0].content)
+    by_node = {}
+    for update in updates:
+        for name, value in update.items():
+            by_node.setdefault(name, []).append(value)
+    assert by_node["decompose"][0]["sub_question"] == "Who directed Ronnie Rocket?"
+    assert by_node["select_batch"][0]["batch"]["source"] == "ranking" and by_node["select_batch"][0]["batch"]["scores"]
+    assert by_node["sample_answers"][0]["batch"]["answers"] and by_node["cluster"][0]["batch"]["sets"]
+    assert by_node["answer_hop"][0]["hops"][-1]["answer"] == "David Lynch"
+    assert len(tokens) > 3 and "".join(tokens).endswith("Missoula, Montana")
