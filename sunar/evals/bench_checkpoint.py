@@ -45,21 +45,19 @@ class TimedSaver(SqliteSaver):
     seconds = 0.0
     writes = 0
 
-    def put(self, *args: Any, **kwargs: Any) -> Any:
+    def _timed(self, write: Any, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
         try:
-            return super().put(*args, **kwargs)
+            return write(*args, **kwargs)
         finally:
             self.seconds += time.perf_counter() - started
             self.writes += 1
 
+    def put(self, *args: Any, **kwargs: Any) -> Any:
+        return self._timed(super().put, *args, **kwargs)
+
     def put_writes(self, *args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return super().put_writes(*args, **kwargs)
-        finally:
-            self.seconds += time.perf_counter() - started
-            self.writes += 1
+        return self._timed(super().put_writes, *args, **kwargs)
 
 
 def main() -> None:

@@ -94,6 +94,15 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
     return "\n".join(parts)
 
 
+def _save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
     import matplotlib
 
@@ -114,10 +123,7 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
         ax.set_title(key.replace("_", "-").upper() if key != "cover_em" else "cover-EM")
         ax.set_ylim(0, 1)
     axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(out / "accuracy.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_save(fig, out / "accuracy.png"))
 
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.5), squeeze=False)
     for ax, d in zip(axes[0], datasets, strict=True):
@@ -128,10 +134,7 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
         ax.set_xlabel("k")
         ax.set_ylim(0, 1)
     axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(out / "recall.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_save(fig, out / "recall.png"))
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
     bottom = [0.0] * len(variants)
@@ -145,10 +148,7 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
     right.set_title("LLM calls per question")
     for ax in (left, right):
         ax.tick_params(axis="x", labelrotation=20)
-    fig.tight_layout()
-    paths.append(out / "cost.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_save(fig, out / "cost.png"))
     return paths
 
 
