@@ -63,59 +63,69 @@ def _evidence_block(evidence: Sequence[dict]) -> str:
 # ----------------------------------------------------------------------------------------------
 
 SELF_ASK_SYSTEM = (
-    "You answer complex questions by asking simple follow-up questions, one at a time. Each "
-    "follow-up asks for exactly one fact. When the answers so far are enough, give the final answer."
+    "You split a complex question into simple follow-up questions and ask them one at a time. "
+    "A complex question describes something instead of naming it (\"the director of film X\", "
+    "\"the author of book Y\", \"the country where Z was born\"). The first follow-up asks for that "
+    "hidden name; each later follow-up uses the names found so far. Never repeat the whole question. "
+    "When the answers so far are enough, give the final answer."
 )
 
-SELF_ASK_EXAMPLES = """Question: Who was born first, the composer of Bolero or the painter of Guernica?
-Are follow up questions needed here: Yes.
-Follow up: Who composed Bolero?
-Intermediate answer: Maurice Ravel
-Follow up: Who painted Guernica?
-Intermediate answer: Pablo Picasso
-Follow up: When was Maurice Ravel born?
-Intermediate answer: 1875
-Follow up: When was Pablo Picasso born?
-Intermediate answer: 1881
-So the final answer is: Maurice Ravel
-
-Question: Who is the mother of the director of film Persona?
-Are follow up questions needed here: Yes.
-Follow up: Who directed the film Persona?
-Intermediate answer: Ingmar Bergman
-Follow up: Who is the mother of Ingmar Bergman?
-Intermediate answer: Karin Akerblom
-So the final answer is: Karin Akerblom
-
-Question: In which country is the university where the inventor of the World Wide Web studied?
-Are follow up questions needed here: Yes.
-Follow up: Who invented the World Wide Web?
-Intermediate answer: Tim Berners-Lee
-Follow up: Where did Tim Berners-Lee study?
-Intermediate answer: The Queen's College, Oxford
-Follow up: In which country is Oxford?
-Intermediate answer: England
-So the final answer is: England"""
+#: Invented worked examples: (question, [(follow-up, intermediate answer), ...], final answer).
+#: Each becomes one user/assistant turn per step, so even a small model sees exactly one line per
+#: reply, and the turns are the same for every question (llama.cpp keeps them in its KV cache).
+SELF_ASK_EXAMPLES: list[tuple[str, list[tuple[str, str]], str]] = [
+    (
+        "Who is the mother of the director of film Persona?",
+        [("Who directed the film Persona?", "Ingmar Bergman"), ("Who is the mother of Ingmar Bergman?", "Karin Akerblom")],
+        "Karin Akerblom",
+    ),
+    (
+        "Who was born first, the composer of Bolero or the painter of Guernica?",
+        [
+            ("Who composed Bolero?", "Maurice Ravel"),
+            ("Who painted Guernica?", "Pablo Picasso"),
+            ("When was Maurice Ravel born?", "1875"),
+            ("When was Pablo Picasso born?", "1881"),
+        ],
+        "Maurice Ravel",
+    ),
+    (
+        "What currency is used in the country where the inventor of dynamite was born?",
+        [
+            ("Who invented dynamite?", "Alfred Nobel"),
+            ("In which country was Alfred Nobel born?", "Sweden"),
+            ("What currency is used in Sweden?", "Swedish krona"),
+        ],
+        "Swedish krona",
+    ),
+]
 
 FOLLOW_UP, FINAL = "Follow up:", "So the final answer is:"
+_NEXT_LINE = f"Write only the next line: '{FOLLOW_UP} <one simple question>' or '{FINAL} <short answer>'."
+
+#: Sent once when the first follow-up repeats the whole question (small models often do).
+SELF_ASK_NUDGE = (
+    "That repeats the question. Ask first for the hidden name only: the person, place or thing the "
+    f"question describes without naming it. Write only '{FOLLOW_UP} <one simple question>'."
+)
 
 
 def self_ask_transcript(question: str, path: Sequence[tuple[str, str]]) -> str:
-    lines = [f"Question: {question}", "Are follow up questions needed here: Yes."]
+    lines = [f"Question: {question}"]
     for sub_question, answer in path:
         lines += [f"{FOLLOW_UP} {sub_question}", f"Intermediate answer: {answer}"]
     return "\n".join(lines)
 
 
 def self_ask_messages(question: str, path: Sequence[tuple[str, str]]) -> list[BaseMessage]:
-    return [
-        SystemMessage(SELF_ASK_SYSTEM),
-        HumanMessage(
-            f"{SELF_ASK_EXAMPLES}\n\n{self_ask_transcript(question, path)}\n\n"
-            f"Write only the next line: either '{FOLLOW_UP} <one simple question>' "
-            f"or '{FINAL} <short answer>'."
-        ),
-    ]
+    """The rule, every step of the worked examples as a turn, then this question's transcript."""
+    messages: list[BaseMessage] = [SystemMessage(SELF_ASK_SYSTEM)]
+    for example, steps, final in SELF_ASK_EXAMPLES:
+        for i in range(len(steps) + 1):
+            messages.append(HumanMessage(f"{self_ask_transcript(example, steps[:i])}\n\n{_NEXT_LINE}"))
+            messages.append(AIMessage(f"{FOLLOW_UP} {steps[i][0]}" if i < len(steps) else f"{FINAL} {final}"))
+    messages.append(HumanMessage(f"{self_ask_transcript(question, path)}\n\n{_NEXT_LINE}"))
+    return messages
 
 
 # ----------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar import prompts
@@ -39,6 +40,12 @@ def parse_self_ask(text: str) -> Step:
     return "invalid", ""
 
 
+def restates(follow_up: str, question: str) -> bool:
+    """Whether a follow-up is the whole question again (same words, give or take one in twenty)."""
+    a, b = set(normalize_answer(follow_up).split()), set(normalize_answer(question).split())
+    return bool(a) and len(a & b) / len(a | b) >= 0.95
+
+
 @node("decompose")
 def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Ask the LLM for the next Self-Ask step and decide, deliberately, every way it can go wrong:
@@ -48,14 +55,23 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if len(hops) >= cfg.max_hops:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
     path = [(h["question"], h["answer"]) for h in hops]
-    reply = resources(config).llm.generate(
-        prompts.self_ask_messages(question, path), temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"]
-    )
+    llm, messages = resources(config).llm, prompts.self_ask_messages(question, path)
+    reply = llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"])
     kind, text = parse_self_ask(str(reply.content))
+    notes = []
+    if kind == "follow_up" and not hops and restates(text, question):
+        # Small models often echo the question; ask once more for the hidden entity first.
+        messages = [*messages, AIMessage(str(reply.content)), HumanMessage(prompts.SELF_ASK_NUDGE)]
+        retry = llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"])
+        again, retried = parse_self_ask(str(retry.content))
+        if again == "follow_up" and not restates(retried, question):
+            text, notes = retried, ["Self-Ask repeated the question; asked again for the hidden entity first"]
+        else:
+            notes = ["Self-Ask repeated the question; it is used as the first sub-question"]
     if kind == "follow_up":
         if normalize_answer(text) in {normalize_answer(h["question"]) for h in hops}:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}
-        return {"sub_question": text}
+        return {"sub_question": text, "notes": notes}
     if not hops:
         # Nothing retrieved yet: retrieve for the question itself rather than answer unsupported.
         note = "Self-Ask answered without a follow-up" if kind == "final" else f"Self-Ask output broke the format ({text[:80]!r})"

@@ -3,9 +3,10 @@
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar import prompts
 from sunar.errors import SunarError
 from sunar.graph import build_graph
-from sunar.nodes.decompose import parse_self_ask
+from sunar.nodes.decompose import parse_self_ask, restates
 from sunar.nodes.mer import parse_mer
 from sunar.nodes.text import clean_answer
 
@@ -111,3 +112,38 @@ def test_bad_questions_are_one_clear_error(bad):
     with pytest.raises(SunarError) as info:
         run(["Follow up: a?"], question=bad)
     assert "\n" not in str(info.value)
+
+
+def _echo_then(after_nudge: str):
+    """A Self-Ask model that first echoes the question, and after the nudge says `after_nudge`."""
+    steps = self_ask_script(["Follow up: Where was the director of Ronnie Rocket born?", "So the final answer is: Missoula"])
+
+    def reply(prompt: str) -> str:
+        return after_nudge if prompts.SELF_ASK_NUDGE in prompt else steps(prompt)
+
+    return reply
+
+
+def _run_with(self_ask):
+    llm = scripted_llm(self_ask, lambda q, i: "Missoula")
+    res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
+    return build_graph("sunar_r").invoke({"question": "Where was the director of Ronnie Rocket born?"}, {"configurable": {"resources": res}}), llm
+
+
+def test_echoed_question_is_asked_again_for_the_hidden_entity():
+    out, llm = _run_with(_echo_then("Follow up: Who directed Ronnie Rocket?"))
+    assert out["hops"][0]["question"] == "Who directed Ronnie Rocket?"
+    assert any("asked again" in n for n in out["notes"]) and out["answer"] == "Missoula"
+
+
+def test_echo_after_the_nudge_keeps_the_question():
+    out, _ = _run_with(_echo_then("Follow up: where was the director of Ronnie Rocket born"))
+    assert out["hops"][0]["question"] == "Where was the director of Ronnie Rocket born?"
+    assert any("used as the first sub-question" in n for n in out["notes"])
+
+
+def test_restates_is_strict():
+    q = "Who is the father of Edward Baring, 1st Baron Revelstoke's father?"
+    assert restates("who is the father of edward baring 1st baron revelstoke's father", q)
+    assert not restates("Who is Edward Baring, 1st Baron Revelstoke's father?", q)  # a real first step
+    assert not restates("", q)
