@@ -203,12 +203,12 @@ def unfinished(snapshot: Any, question: str) -> bool:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from sunar.graph import VARIANTS, build_graph
+    from sunar.graph import GRAPH_NAMES, build_graph
     from sunar.nodes.ask import validate_question
 
     question = validate_question(args.question)
-    if args.variant not in VARIANTS:
-        raise SunarError(f"unknown variant '{args.variant}'; choose one of: {', '.join(VARIANTS)}")
+    if args.variant not in GRAPH_NAMES:
+        raise SunarError(f"unknown variant '{args.variant}'; choose one of: {', '.join(GRAPH_NAMES)}")
     configurable = run_config(args)
     config: dict[str, Any] = {"configurable": configurable, "recursion_limit": 1000}
     if not args.thread:
@@ -283,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.add_argument("--index", default="", help="index directory from 'sunar index' (default: the bundled demo corpus)")
     p.add_argument("--chroma-url", default="", help="Chroma server URL, if the index was built with one")
-    p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r or self_ask")
+    p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r, self_ask, gensco, gensco_stop or ra_isf")
     p.add_argument("--thread", default="", help="keep the run in a checkpointed thread; the same command again resumes an interrupted run")
     p.add_argument("--checkpoints", default="", help="SQLite checkpoint file for --thread (default: $SUNAR_HOME/checkpoints.sqlite)")
     _model_options(p)

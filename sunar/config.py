@@ -87,6 +87,16 @@ class Configuration:
     # --- Self-Ask and MER ---------------------------------------------------------------------
     max_hops: int = _f(4, "Most Self-Ask follow-up questions before the answer is forced.")
     max_tokens: int = _f(256, "Most tokens the LLM may generate per call.")
+    # --- other systems: GenSco and RA-ISF ------------------------------------------------------
+    gensco_candidates: int = _f(
+        10, "GenSco: candidate passages (top of the first stage per sub-question) the scorer LLM compares per step."
+    )
+    likelihood_llm: str = _f(
+        "",
+        "GenSco's scorer LLM, which must return token log-probabilities of a given text "
+        "('embedded:<name>' can; Ollama cannot). Empty: the generative LLM.",
+    )
+    ra_isf_depth: int = _f(3, "RA-ISF: deepest recursion of sub-questions (D_th); past it a sub-question is 'unknown'.")
     llm_cache: str = _f(
         "",
         "SQLite file caching LLM calls by (model, prompt, parameters, sample index); a call made "

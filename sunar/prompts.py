@@ -173,3 +173,13 @@ def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Seque
             f"'{FINAL_ANSWER}' followed by the short answer only: a name, place, date or number, not a sentence."
         ),
     ]
+
+
+# ----------------------------------------------------------------------------------------------
+# GenSco: generator (next sub-question, final answer) and scorer (log-likelihood) prompts
+# ----------------------------------------------------------------------------------------------
+
+
+# ----------------------------------------------------------------------------------------------
+# RA-ISF: self-knowledge, passage relevance, decomposition and answer prompts
+# ----------------------------------------------------------------------------------------------

@@ -164,12 +164,12 @@ def latest(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str,
 def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Run every variant on every question (resuming), then write metrics, report and plots."""
     from sunar.evals.report import write_report
-    from sunar.graph import VARIANTS, build_graph
+    from sunar.graph import GRAPH_NAMES, build_graph
     from sunar.stores.index import build_index
 
-    unknown = [v for v in settings.variants if v not in VARIANTS]
+    unknown = [v for v in settings.variants if v not in GRAPH_NAMES]
     if unknown or not settings.variants:
-        raise SunarError(f"unknown variant(s) {', '.join(unknown) or '(none given)'}; choose from: {', '.join(VARIANTS)}")
+        raise SunarError(f"unknown variant(s) {', '.join(unknown) or '(none given)'}; choose from: {', '.join(GRAPH_NAMES)}")
     questions = interleave(read_questions(settings.questions))
     if settings.limit:
         questions = questions[: settings.limit]

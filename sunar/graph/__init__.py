@@ -63,8 +63,24 @@ def after_retrieve(state: dict[str, Any], config: RunnableConfig) -> str:
     return "select_batch" if next_pool(state) and batch_room(state, cfg) else "answer_hop"
 
 
+#: The other systems of the source papers, built from their own nodes (sunar.graph.gensco,
+#: sunar.graph.ra_isf) on the same stores, models and configuration.
+OTHER_GRAPHS: dict[str, str] = {
+    "gensco": "sunar.graph.gensco:build_gensco",
+    "gensco_stop": "sunar.graph.gensco:build_gensco",
+    "ra_isf": "sunar.graph.ra_isf:build_ra_isf",
+}
+#: Every graph a user can pick with --variant / --variants.
+GRAPH_NAMES: tuple[str, ...] = (*VARIANTS, *OTHER_GRAPHS)
+
+
 def build_graph(variant: str = "sunar", checkpointer: Any = None) -> Any:
-    """Compile the named variant (see the module docstring)."""
+    """Compile the named graph: a SUNAR variant (see the module docstring) or another system."""
+    if variant in OTHER_GRAPHS:
+        import importlib
+
+        module, _, builder = OTHER_GRAPHS[variant].partition(":")
+        return getattr(importlib.import_module(module), builder)(variant, checkpointer=checkpointer)
     v = VARIANTS[variant]
     g = StateGraph(SunarState, context_schema=Configuration, input_schema=InputState, output_schema=OutputState)
     g.add_node("ask", ask)
