@@ -48,7 +48,8 @@ class Retriever(Protocol):
 # --- usage accounting -------------------------------------------------------------------------
 
 COUNTERS = (
-    "llm_calls", "judge_calls", "prompt_tokens", "generated_tokens", "llm_seconds", "nli_seconds", "cached_calls", "cached_seconds",
+    "llm_calls", "judge_calls", "loglik_calls", "prompt_tokens", "generated_tokens", "llm_seconds", "nli_seconds",
+    "cached_calls", "cached_seconds",
 )
 _USAGE: ContextVar[dict[str, float] | None] = ContextVar("sunar_usage", default=None)
 
@@ -74,6 +75,18 @@ def _judged(seconds: float, cached: bool = False) -> None:
         return
     counter["judge_calls"] += 1
     counter["nli_seconds"] += seconds
+    if cached:
+        counter["cached_calls"] += 1
+        counter["cached_seconds"] += seconds
+
+
+def _scored(seconds: float, cached: bool = False) -> None:
+    """One log-likelihood call (GenSco's scorer LLM): its seconds are LLM seconds."""
+    counter = _USAGE.get()
+    if counter is None:
+        return
+    counter["loglik_calls"] += 1
+    counter["llm_seconds"] += seconds
     if cached:
         counter["cached_calls"] += 1
         counter["cached_seconds"] += seconds
@@ -151,6 +164,20 @@ class CountingLLM(LLM):
             self.cache.put(key, scores, seconds)
         return scores
 
+    def loglik(self, messages: Sequence[BaseMessage], continuation: str) -> float:
+        key = self._key("loglik", messages, continuation)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit:
+            _scored(hit[1], cached=True)
+            return float(hit[0])
+        started = time.perf_counter()
+        value = self.inner.loglik(messages, continuation)
+        seconds = time.perf_counter() - started
+        _scored(seconds)
+        if self.cache is not None:
+            self.cache.put(key, value, seconds)
+        return value
+
 
 def node(name: str, first: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Decorate a node: adds ``usage`` = {seconds: {name: s}, calls: {name: 1}} and the
@@ -185,12 +212,17 @@ class Resources:
     nli: NLI
     index: Retriever
     cache: CallCache | None = None  # LLM calls already made (evaluations)
+    likelihood: LLM | None = None  # GenSco's scorer LLM (log-likelihoods); None: the generative LLM
 
     def __post_init__(self) -> None:
         if not isinstance(self.llm, CountingLLM):
             self.llm = CountingLLM(self.llm, self.cache)
             if hasattr(self.nli, "llm"):
                 self.nli.llm = self.llm  # the LLM judge's calls are counted too
+        if self.likelihood is None:
+            self.likelihood = self.llm
+        elif not isinstance(self.likelihood, CountingLLM):
+            self.likelihood = CountingLLM(self.likelihood, self.cache)
 
 
 _CACHE: dict[tuple, Resources] = {}
@@ -227,12 +259,15 @@ def resources(config: RunnableConfig | None) -> Resources:
     if isinstance(configurable.get("resources"), Resources):
         return configurable["resources"]
     cfg = Configuration.from_runnable_config(config)
-    key = (cfg.llm, cfg.scorer, cfg.nli, cfg.embedder, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache)
+    key = (cfg.llm, cfg.scorer, cfg.nli, cfg.embedder, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache, cfg.likelihood_llm)
     with _LOCK:
         if key not in _CACHE:
             index = open_index(cfg)
             llm = _shared_llm(cfg.llm)
             cache = CallCache(cfg.llm_cache) if cfg.llm_cache else None
             scorer = make_scorer(cfg.scorer, getattr(index, "embedder", None))
-            _CACHE[key] = Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache)
+            # GenSco's scorer LLM: the generative one unless likelihood_llm names another model
+            same = cfg.likelihood_llm in ("", cfg.llm, llm.name)
+            likelihood = None if same else _shared_llm(cfg.likelihood_llm)
+            _CACHE[key] = Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache, likelihood)
         return _CACHE[key]

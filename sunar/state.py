@@ -103,7 +103,61 @@ class SunarState(InputState, OutputState, total=False):
 # GenSco's state
 # ----------------------------------------------------------------------------------------------
 
+#: Why GenSco stopped selecting passages ("" while it goes on): the generator had enough, it
+#: repeated a sub-question or broke the format, the hop limit, no candidate left, or (gensco_stop)
+#: the question's log-likelihood stopped improving.
+Halt = Literal["", "enough", "repeat", "format", "hop_limit", "no_candidates", "no_gain"]
+
+
+class GenScoState(SunarState, total=False):
+    """GenSco's whole state. Each step adds one ``hops`` entry: the sub-question, the one passage
+    chosen for it (``evidence``, with its log-likelihood as score), ``answer`` = "passage: <title>"
+    (GenSco answers no sub-question) and one batch recording every candidate's log-likelihood.
+    ``evidence`` is the selected passage sequence, in order; ``sub_question`` the one being worked on."""
+
+    candidates: list[Evidence]  # passages the scorer LLM compares for sub_question (scorer score)
+    question_loglik: list[float]  # gensco_stop: log P(question | decomposition) after each step
+    halt: Halt
+
 
 # ----------------------------------------------------------------------------------------------
 # RA-ISF's state
 # ----------------------------------------------------------------------------------------------
+
+#: What a frame waits for: the name of the node that works on it next, "wait" (its sub-questions
+#: are on the stack above it) or "done".
+FrameStage = Literal["self_knowledge", "retrieve", "relevance", "answer", "decompose", "wait", "compose", "done"]
+#: Where a frame's answer came from: "self" (the LLM's own knowledge), "passages" (the passages
+#: judged relevant), "leaf" (all retrieved passages, when decomposition gave nothing usable),
+#: "sub_answers" (composed from its sub-questions' answers), or "unknown" set without a call:
+#: "depth_limit" (deeper than D_th), "unresolved" (it refers to a sub-answer that is unknown).
+Basis = Literal["", "self", "passages", "leaf", "sub_answers", "depth_limit", "unresolved"]
+
+
+class Frame(TypedDict, total=False):
+    """One (sub-)question of RA-ISF's recursion, kept in ``frames`` by its ``id``."""
+
+    id: int
+    question: str  # as worked on: references to earlier sub-answers (#1, #2) filled in
+    written: str  # as the decomposition wrote it ("" for the original question)
+    depth: int  # 0 for the original question
+    parent: int | None
+    children: list[int]  # ids of its sub-questions, in the decomposition's order
+    stage: FrameStage
+    known: bool  # the self-knowledge judgement
+    passages: list[Evidence]  # retrieved and re-ranked
+    relevant: list[str]  # ids of the passages judged relevant
+    basis: Basis
+    answer: str
+    evidence: list[Evidence]  # the passages its answer used
+
+
+class RaIsfState(InputState, OutputState, total=False):
+    """RA-ISF's whole state: the recursion as an explicit work-list. ``stack`` holds frame ids, the
+    one being worked on last; a frame's sub-questions are pushed above it, first one on top, and
+    it is composed when they are all done. ``hops`` (output) lists the solved sub-questions in the
+    order they were solved."""
+
+    frames: list[Frame]
+    stack: list[int]
+    current: int | None  # the frame being worked on (None: the stack is empty)

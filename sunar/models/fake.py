@@ -24,6 +24,8 @@ from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM, pick_label
 
 Script = Callable[[str, int], str]
+#: (prompt text, continuation) -> log-likelihood of the continuation as the reply
+LoglikScript = Callable[[str, str], float]
 _SCRIPTS: dict[str, Script] = {}
 
 
@@ -101,9 +103,11 @@ class ScriptedChatModel(BaseChatModel):
 class ScriptedLLM(LLM):
     """:class:`LLM` over a :class:`ScriptedChatModel`."""
 
-    def __init__(self, script: Script, name: str = "scripted"):
+    def __init__(self, script: Script, name: str = "scripted", loglik: LoglikScript | None = None):
         self.name = f"scripted:{name}"
         self.chat = ScriptedChatModel(script=script, calls=[])
+        self.loglik_script = loglik
+        self.loglik_calls: list[tuple[str, str]] = []
 
     @classmethod
     def named(cls, name: str) -> ScriptedLLM:
@@ -133,3 +137,11 @@ class ScriptedLLM(LLM):
 
     def judge(self, messages, labels):
         return pick_label(self.chat.script(prompt_text(messages), 0), labels)
+
+    def loglik(self, messages, continuation):
+        """The scripted log-likelihood; without a script, like a backend that has none."""
+        if self.loglik_script is None:
+            return super().loglik(messages, continuation)
+        prompt = prompt_text(messages)
+        self.loglik_calls.append((prompt, continuation))
+        return float(self.loglik_script(prompt, continuation))

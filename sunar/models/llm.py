@@ -19,6 +19,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -28,8 +29,9 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableConfig
 from pydantic import PrivateAttr
 
-from sunar.errors import ModelUnavailable
+from sunar.errors import ModelUnavailable, SunarError
 from sunar.models import gguf
+from sunar.models.kv_cache import PrefixStates
 
 log = logging.getLogger("sunar")
 
@@ -74,6 +76,15 @@ class LLM:
         backend has no log-probabilities)."""
         reply = self.generate(messages, temperature=0.0, max_tokens=4).content
         return pick_label(str(reply), labels)
+
+    def loglik(self, messages: Sequence[BaseMessage], continuation: str) -> float:
+        """Sum of the log-probabilities of ``continuation``'s tokens as the beginning of the
+        assistant's reply to ``messages`` (GenSco's scorer). Only backends that can read the
+        model's distribution over a given text implement it."""
+        raise ModelUnavailable(
+            f"{self.name} cannot return token log-probabilities of a given text; "
+            "set likelihood_llm to an embedded:<name> model (e.g. --set likelihood_llm=embedded:qwen2.5-1.5b)"
+        )
 
 
 def pick_label(reply: str, labels: Sequence[str]) -> dict[str, float]:
@@ -124,7 +135,8 @@ def ollama_has(model: str, names: Sequence[str]) -> bool:
 
 
 class OllamaLLM(LLM):
-    """A model served by a local Ollama server (through langchain-ollama)."""
+    """A model served by a local Ollama server (through langchain-ollama). It has no ``loglik``:
+    Ollama returns log-probabilities of the tokens it generates, never of a given text."""
 
     def __init__(self, model: str = DEFAULT_OLLAMA_MODEL, url: str | None = None):
         from langchain_ollama import ChatOllama
@@ -193,6 +205,11 @@ def _role(message: BaseMessage) -> str:
     return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
 
 
+#: Most positions whose logits one decode returns in ``loglik`` (a row is n_vocab floats: 0.6 MB
+#: for Qwen2.5, so a chunk stays under 40 MB whatever the continuation's length).
+LOGLIK_CHUNK = 64
+
+
 class EmbeddedChatModel(BaseChatModel):
     """A llama.cpp chat model. Samples reuse the evaluated prompt: llama.cpp keeps the KV cache of
     the longest common prefix, so sample 2..m read only the new tokens."""
@@ -201,7 +218,11 @@ class EmbeddedChatModel(BaseChatModel):
     n_ctx: int = 4096
     n_threads: int | None = None
     seed: int = 1234
+    #: Keep KV states of recent long prompts (see :mod:`sunar.models.kv_cache`); off only to
+    #: measure what they save.
+    keep_prefixes: bool = os.environ.get("SUNAR_PREFIX_STATES", "1") != "0"
     _llama: Any = PrivateAttr(default=None)
+    _states: PrefixStates = PrivateAttr(default_factory=PrefixStates)
     _formatter: Any = PrivateAttr(default=None)
     _label_ids: dict[str, frozenset[int]] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -234,6 +255,19 @@ class EmbeddedChatModel(BaseChatModel):
     def _dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
         return [{"role": _role(m), "content": str(m.content)} for m in messages]
 
+    @contextmanager
+    def _reusing_prefix(self, messages: Sequence[BaseMessage], keep: bool = True) -> Iterator[list[int]]:
+        """Hold the model; before the work, load the saved KV state sharing the longest beginning
+        with this prompt (when it beats the live cache); after it, keep this prompt's state.
+        Yields the prompt's tokens."""
+        with self._lock:
+            prompt = self._prompt_tokens(messages)
+            if self.keep_prefixes:
+                self._states.restore(self.llama, prompt)
+            yield prompt
+            if self.keep_prefixes and keep:
+                self._states.save(self.llama, prompt)
+
     def _one(self, messages, stop, temperature, max_tokens, seed) -> AIMessage:
         out = self.llama.create_chat_completion(
             messages=self._dicts(messages),
@@ -263,7 +297,7 @@ class EmbeddedChatModel(BaseChatModel):
         n = int(kwargs.get("n", 1))
         temperature = float(kwargs.get("temperature", 0.0))
         max_tokens = int(kwargs.get("max_tokens", 256))
-        with self._lock:
+        with self._reusing_prefix(messages):
             replies = [
                 self._one(messages, stop, temperature, max_tokens, self.seed + i) for i in range(n)
             ]
@@ -278,7 +312,7 @@ class EmbeddedChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         temperature = float(kwargs.get("temperature", 0.0))
         max_tokens = int(kwargs.get("max_tokens", 256))
-        with self._lock:
+        with self._reusing_prefix(messages):
             produced = 0
             for part in self.llama.create_chat_completion(
                 messages=self._dicts(messages),
@@ -338,8 +372,7 @@ class EmbeddedChatModel(BaseChatModel):
         import numpy as np
 
         llama = self.llama
-        with self._lock:
-            tokens = self._prompt_tokens(messages)
+        with self._reusing_prefix(messages) as tokens:
             cached = 0
             for a, b in zip(llama._input_ids, tokens, strict=False):
                 if a != b:
@@ -354,14 +387,74 @@ class EmbeddedChatModel(BaseChatModel):
             scores[label] = max(float(logits[t]) - logz for t in self._label_tokens(label))
         return scores
 
+    def loglik(self, messages: Sequence[BaseMessage], continuation: str) -> float:
+        """Sum of the log-probabilities of ``continuation``'s tokens as the start of the reply.
+
+        The prompt is evaluated as in :meth:`label_logprobs`, reusing the KV cache of the prefix
+        shared with the previous call (GenSco's candidates differ only in their last passage), up
+        to its last token. Then one decode per chunk of the prompt's last token and every
+        continuation token but the last, asking llama.cpp for the logits of every position: row
+        j holds the distribution of continuation token j. ``_input_ids``/``n_tokens`` are kept
+        equal to what the KV cache holds, so later calls (and generation) still reuse the prefix.
+        """
+        import numpy as np
+
+        llama = self.llama
+        with self._reusing_prefix(messages, keep=False) as prompt:  # its state holds rows of logits
+            tail = llama.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)
+            if not tail:
+                return 0.0
+            if len(prompt) + len(tail) > llama.n_ctx():
+                raise SunarError(
+                    f"the likelihood prompt needs {len(prompt) + len(tail)} tokens, more than the model's context "
+                    f"of {llama.n_ctx()}; use shorter passages or a lower max_hops"
+                )
+            cached = 0
+            for a, b in zip(llama._input_ids, prompt, strict=False):
+                if a != b:
+                    break
+                cached += 1
+            llama.n_tokens = min(cached, len(prompt) - 1)  # eval() drops the KV cache past this
+            llama.eval(prompt[llama.n_tokens : -1])
+            fed = [prompt[-1], *tail[:-1]]
+            total, n_vocab = 0.0, llama.n_vocab()
+            for start in range(0, len(fed), min(LOGLIK_CHUNK, llama.n_batch)):
+                chunk = fed[start : start + min(LOGLIK_CHUNK, llama.n_batch)]
+                past = llama.n_tokens
+                llama._batch.set_batch(batch=chunk, n_past=past, logits_all=True)
+                llama._ctx.decode(llama._batch)
+                llama.input_ids[past : past + len(chunk)] = chunk
+                llama.n_tokens += len(chunk)
+                rows = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(chunk), n_vocab))
+                for j, target in enumerate(tail[start : start + len(chunk)]):
+                    row = rows[j].astype(np.float64)
+                    top = row.max()
+                    total += float(row[target] - top - np.log(np.exp(row - top).sum()))
+        return total
+
 
 class EmbeddedLLM(LLM):
-    """The embedded llama.cpp model (CPU, no server)."""
+    """The embedded llama.cpp model (CPU, no server).
+
+    ``loglik`` runs on a second llama.cpp context of the same GGUF (``scoring``, made on first
+    use; the weights are memory-mapped, so their pages are shared): GenSco alternates generator
+    and scorer calls, and one context for both would evict the generator's few-shot prefix from
+    the KV cache at every step, and the scorer's chosen-passage prefix at every generation."""
 
     def __init__(self, name: str = gguf.DEFAULT_EMBEDDED, n_ctx: int = 4096):
         spec = gguf.model_spec(name)
         self.name = f"embedded:{name}"
         self.chat = EmbeddedChatModel(model_path=str(gguf.ensure_gguf(spec)), n_ctx=n_ctx)
+        self._scoring: EmbeddedChatModel | None = None
+        self._scoring_lock = threading.Lock()
+
+    @property
+    def scoring(self) -> EmbeddedChatModel:
+        """The llama.cpp context that computes log-likelihoods."""
+        with self._scoring_lock:
+            if self._scoring is None:
+                self._scoring = EmbeddedChatModel(model_path=self.chat.model_path, n_ctx=self.chat.n_ctx)
+            return self._scoring
 
     def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
         msg = self.chat.invoke(
@@ -377,6 +470,9 @@ class EmbeddedLLM(LLM):
 
     def judge(self, messages, labels):
         return self.chat.label_logprobs(messages, labels)
+
+    def loglik(self, messages, continuation):
+        return self.scoring.loglik(messages, continuation)
 
 
 # --------------------------------------------------------------------------------------------

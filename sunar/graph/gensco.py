@@ -1,0 +1,80 @@
+"""GenSco, one of the other systems beside SUNAR: greedy passage selection guided by a
+step-by-step decomposition, as an explicit LangGraph state machine.
+
+    ask -> propose --(sub-question)--> candidates --(some)--> select --> propose ...      (gensco)
+                                                                 +--> stop_check --> propose ...
+                                                                                    (gensco_stop)
+    propose / candidates / stop_check --(halt)--> answer -> confidence -> respond
+
+Variants:
+  gensco       GenSco-max: stops on the generator's end keyword, a repeated sub-question, no
+               candidate left, or the hop limit ``max_hops``
+  gensco_stop  the same, and also when the scorer LLM's log-likelihood of the whole question given
+               the decomposition so far stops improving
+
+The generator is ``llm``; the scorer is ``likelihood_llm`` (default: the same model), which must
+return log-likelihoods of a given text (``embedded:<name>``; Ollama cannot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from sunar.config import Configuration
+from sunar.errors import SunarError
+from sunar.nodes.ask import ask
+from sunar.nodes.confidence import confidence
+from sunar.nodes.gensco import answer, candidates, propose, select, stop_check
+from sunar.nodes.respond import respond
+from sunar.state import GenScoState, InputState, OutputState
+
+#: variant -> whether the question's log-likelihood decides when to stop
+GENSCO_VARIANTS: dict[str, bool] = {"gensco": False, "gensco_stop": True}
+
+
+def unless_halted(target: str) -> Callable[[dict[str, Any]], str]:
+    """An edge to ``target``, or to the answer once a node has stopped the selection."""
+
+    def route(state: dict[str, Any]) -> str:
+        return "answer" if state.get("halt") else target
+
+    route.__name__ = f"to_{target}_unless_halted"
+    return route
+
+
+def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
+    """Compile GenSco's graph for ``variant`` (see the module docstring)."""
+    if variant not in GENSCO_VARIANTS:
+        raise SunarError(f"unknown GenSco variant '{variant}'; choose one of: {', '.join(GENSCO_VARIANTS)}")
+    by_likelihood = GENSCO_VARIANTS[variant]
+    g = StateGraph(GenScoState, context_schema=Configuration, input_schema=InputState, output_schema=OutputState)
+    g.add_node("ask", ask)
+    g.add_node("propose", propose)
+    g.add_node("candidates", candidates)
+    g.add_node("select", select)
+    g.add_node("answer", answer)
+    g.add_node("confidence", confidence)
+    g.add_node("respond", respond)
+
+    g.add_edge(START, "ask")
+    g.add_edge("ask", "propose")
+    g.add_conditional_edges("propose", unless_halted("candidates"), ["candidates", "answer"])
+    g.add_conditional_edges("candidates", unless_halted("select"), ["select", "answer"])
+    if by_likelihood:
+        g.add_node("stop_check", stop_check)
+        g.add_edge("select", "stop_check")
+        g.add_conditional_edges("stop_check", unless_halted("propose"), ["propose", "answer"])
+    else:
+        g.add_edge("select", "propose")
+    g.add_edge("answer", "confidence")
+    g.add_edge("confidence", "respond")
+    g.add_edge("respond", END)
+    return g.compile(checkpointer=checkpointer, name=variant)
+
+
+# Named graphs for langgraph.json / LangGraph Studio.
+gensco = build_gensco("gensco")
+gensco_stop = build_gensco("gensco_stop")

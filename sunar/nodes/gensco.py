@@ -1,0 +1,176 @@
+"""GenSco's nodes: greedy passage selection guided by a step-by-step decomposition.
+
+    propose     the generator writes the next sub-question, or the end keyword
+    candidates  passages for the sub-question that are not chosen yet
+    select      the scorer LLM's log-likelihood of the sub-question given the chosen passages plus
+                each candidate; the best candidate joins the selection
+    stop_check  (gensco_stop) the scorer's log-likelihood of the whole question given the
+                decomposition so far; a step that does not raise it is undone and selection stops
+    answer      one generator call answers from the selected passage sequence
+
+A node that ends the selection sets ``halt`` (with a note when it is a fall-back rather than the
+generator's own end keyword); the graph's edges read it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from sunar import prompts
+from sunar.config import Configuration
+from sunar.models.nli import normalize_answer
+from sunar.nodes.text import UNKNOWN, clean_answer
+from sunar.runtime import node, resources
+from sunar.state import Batch, Evidence, Hop
+
+Step = tuple[Literal["sub_question", "enough", "invalid"], str]
+_SUB = re.compile(r"^\W*(?:sub[\s-]*question|follow[\s-]*up(?:\s+question)?)\s*\d*\W*?:\W*?\s*(.*)$", re.IGNORECASE)
+_ENOUGH = re.compile(r"\[\s*enough\s*\]|^\W*enough\b|^\W*(?:so\s+)?the\s+final\s+answer\b|^\W*final\s+answer\b", re.IGNORECASE)
+
+
+def parse_next(text: str) -> Step:
+    """Read the first non-empty line of the generator's reply.
+
+    Returns ("sub_question", question), ("enough", "") or ("invalid", the line). The end keyword
+    may come bracketed or not; a final answer ("So the final answer is ...") also says the
+    generator has enough. A bare line ending in "?" is read as a sub-question."""
+    for raw in str(text).splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if _ENOUGH.search(line):
+            return "enough", ""
+        if (m := _SUB.match(line)) is not None and any(ch.isalnum() for ch in m.group(1)):
+            return "sub_question", m.group(1).strip().strip("*").strip()
+        if line.endswith("?") and ":" not in line:
+            return "sub_question", line
+        return "invalid", line
+    return "invalid", ""
+
+
+def steps_of(hops: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(sub-question, title, text) of every step: each hop holds the one passage chosen for it."""
+    return [(h["question"], h["evidence"][0]["title"], h["evidence"][0]["text"]) for h in hops]
+
+
+@node("propose")
+def propose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The next sub-question from the generator, or the end of the selection: hop limit, the end
+    keyword, a repeated sub-question or a broken reply. Before any passage is chosen, the end
+    keyword and a broken reply fall back to the question itself, so something is retrieved."""
+    cfg = Configuration.from_runnable_config(config)
+    question, hops = state["question"], state.get("hops") or []
+    fresh: dict[str, Any] = {} if hops else {"question_loglik": [], "candidates": []}  # a new question starts clean
+    if len(hops) >= cfg.max_hops:
+        note = f"hop limit ({cfg.max_hops}) reached; answering from the {len(hops)} passage(s) selected"
+        return {**fresh, "sub_question": "", "halt": "hop_limit", "notes": [note]}
+    reply = resources(config).llm.generate(
+        prompts.gensco_next_messages(question, steps_of(hops)), temperature=0.0, max_tokens=min(cfg.max_tokens, 64),
+        stop=["\nPassage"], config=config,
+    )
+    kind, text = parse_next(str(reply.content))
+    if kind == "sub_question":
+        if normalize_answer(text) in {normalize_answer(h["question"]) for h in hops}:
+            return {**fresh, "sub_question": "", "halt": "repeat", "notes": [f"GenSco repeated a sub-question ({text!r}); selection stopped"]}
+        return {**fresh, "sub_question": text, "halt": ""}
+    if not hops:
+        why = "GenSco said it had enough before any passage" if kind == "enough" else f"GenSco's generator broke the format ({text[:80]!r})"
+        return {**fresh, "sub_question": question, "halt": "", "notes": [f"{why}; the question itself is used as the first sub-question"]}
+    if kind == "enough":
+        return {"sub_question": "", "halt": "enough"}
+    return {"sub_question": "", "halt": "format", "notes": [f"GenSco's generator broke the format ({text[:80]!r}); selection stopped"]}
+
+
+def _unchosen(ranking: list[tuple[str, float]], chosen: set[str]) -> list[str]:
+    return [doc_id for doc_id, _ in ranking if doc_id not in chosen]
+
+
+@node("candidates")
+def candidates(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The candidate passages of the step: the first-stage ranking of the sub-question (depth
+    ``first_stage_depth``) without the passages already chosen, pre-ranked by the project's scorer
+    (the one NAR uses) against the sub-question, top ``gensco_candidates``. The pre-ranking spends
+    the costly log-likelihood passes on the passages most likely to answer. When the first stage
+    finds nothing for the first sub-question, the question itself is tried."""
+    cfg = Configuration.from_runnable_config(config)
+    res = resources(config)
+    sub_question, question = state["sub_question"], state["question"]
+    chosen = {e["id"] for e in state.get("evidence") or []}
+    ranking = res.index.first_stage(sub_question, cfg.first_stage_depth, cfg.first_stage)
+    ids, notes = _unchosen(ranking, chosen), []
+    if not ranking and not state.get("hops") and sub_question != question:
+        fallback = res.index.first_stage(question, cfg.first_stage_depth, cfg.first_stage)
+        if fallback:
+            ranking, ids = fallback, _unchosen(fallback, chosen)
+            notes.append(f"first stage found nothing for {sub_question!r}; candidates were retrieved for the question itself")
+    docs = res.index.documents(ids)
+    if not docs:
+        why = "found nothing" if not ranking else "found no passage that is not selected already"
+        return {"candidates": [], "halt": "no_candidates", "notes": [*notes, f"first stage {why} for {sub_question!r}; selection stopped"]}
+    if len(docs) < len(ids):
+        notes.append(f"{len(ids) - len(docs)} ranked ids missing from the store")
+    scores = res.scorer.score(sub_question, docs)
+    ranked = sorted(zip(docs, scores, strict=True), key=lambda pair: -pair[1])[: max(1, cfg.gensco_candidates)]
+    found = [Evidence(id=d.id, title=d.title, text=d.text, score=float(s)) for d, s in ranked]
+    return {"candidates": found, "halt": "", "notes": notes}
+
+
+@node("select")
+def select(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Score every candidate by the scorer LLM's log-likelihood of the sub-question given the
+    chosen passages plus the candidate, and keep the best (ties: the better pre-ranked one)."""
+    scorer = resources(config).likelihood
+    sub_question, chosen = state["sub_question"], state.get("evidence") or []
+    pool = state.get("candidates") or []
+    if not pool:
+        raise RuntimeError("select called without candidates")  # the edge guards this
+    logliks = [scorer.loglik(prompts.gensco_score_messages([*chosen, c]), sub_question) for c in pool]
+    usable = [v if math.isfinite(v) else -math.inf for v in logliks]  # NaN never wins
+    best = max(range(len(pool)), key=lambda i: (usable[i], -i))
+    pick = Evidence(**{**pool[best], "score": float(usable[best])})
+    record = Batch(source="ranking", ids=[c["id"] for c in pool], scores=[float(v) for v in usable])
+    hop = Hop(question=sub_question, answer=f"passage: {pick['title']}", evidence=[pick], batches=[record])
+    return {"hops": [*(state.get("hops") or []), hop], "evidence": [*chosen, pick], "candidates": []}
+
+
+@node("stop_check")
+def stop_check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """gensco_stop's criterion: log P(question | sub-questions and passages so far) from the scorer
+    LLM. The first step sets the baseline; a later step that does not raise it is undone (its
+    passage leaves the selection) and the selection stops."""
+    hops, history = state.get("hops") or [], state.get("question_loglik") or []
+    value = resources(config).likelihood.loglik(prompts.gensco_question_messages(steps_of(hops)), state["question"])
+    if history and not value > history[-1]:  # NaN counts as no improvement
+        undone = hops[-1]
+        note = (
+            f"the question's log-likelihood stopped improving ({value:.2f} <= {history[-1]:.2f}) with "
+            f"{undone['question']!r}; that step was undone and selection stopped"
+        )
+        return {
+            "hops": hops[:-1], "evidence": (state.get("evidence") or [])[:-1], "question_loglik": [*history, value],
+            "halt": "no_gain", "notes": [note],
+        }
+    return {"question_loglik": [*history, value], "halt": ""}
+
+
+@node("answer")
+def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """One generator call on the question and the selected passages in order. An empty reply is
+    asked once more for the short answer; still empty, the answer is 'unknown'."""
+    cfg = Configuration.from_runnable_config(config)
+    llm = resources(config).llm
+    messages = prompts.gensco_answer_messages(state["question"], state.get("evidence") or [])
+    limit = min(cfg.max_tokens, 48)
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=limit, config=config).content)
+    if reply.strip():
+        return {"answer": clean_answer(reply)}
+    again = [*messages, AIMessage(reply), HumanMessage(prompts.GENSCO_ANSWER_AGAIN)]
+    retry = str(llm.generate(again, temperature=0.0, max_tokens=limit, config=config).content)
+    if retry.strip():
+        return {"answer": clean_answer(retry), "notes": ["GenSco's final answer was empty; asked again for the short answer"]}
+    return {"answer": UNKNOWN, "notes": ["GenSco's final answer was empty twice; the answer is unknown"]}

@@ -1,0 +1,345 @@
+"""RA-ISF's nodes: iterative self-feedback over an explicit work-list of question frames.
+
+For each (sub-)question: a self-knowledge judgement (answer from memory when the LLM knows it);
+otherwise retrieval and a relevance judgement per passage (answer from the relevant ones);
+otherwise decomposition into sub-questions, solved the same way, and an answer composed from
+theirs. The recursion is the ``stack`` of frame ids in :class:`~sunar.state.RaIsfState`: one node
+per step, each working on the frame ``current`` and setting its ``stage`` (the node to run next
+for it), so a person stepping through the graph sees every judgement.
+
+Deliberate fall-backs, each leaving a note:
+  * a frame deeper than ``ra_isf_depth`` (D_th) is "unknown" without any call;
+  * a frame referring (#k) to a sub-answer that is unknown is "unknown" without any call;
+  * an unusable answer (empty, "unknown", no letters or digits, the question echoed) from memory
+    sends the frame to retrieval, from the relevant passages to decomposition;
+  * a decomposition that breaks the format, only repeats the question, or finds no room under
+    :data:`MAX_FRAMES`, makes the frame a leaf: answered from whatever was retrieved (a best
+    guess), or "unknown" when nothing was;
+  * a composition whose sub-answers are all unknown, or whose reply is unusable, does the same.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sunar import prompts
+from sunar.config import Configuration
+from sunar.models.nli import normalize_answer
+from sunar.nodes.decompose import restates
+from sunar.nodes.text import UNKNOWN, clean_answer, evidence
+from sunar.runtime import node, resources
+from sunar.state import Basis, Evidence, Frame, FrameStage, Hop
+
+#: Most frames (the question and all its sub-questions, at every depth) per question. A chatty
+#: model could otherwise decompose 4 ways at every level (1 + 4 + 16 + 64 frames at D_th = 3);
+#: once the cap is reached a frame is answered as a leaf instead of decomposed.
+MAX_FRAMES = 15
+#: Most sub-questions kept from one decomposition (the prompt asks for two to four).
+MAX_SUB_QUESTIONS = 4
+#: Most graph steps one frame can take (next_frame twice, self_knowledge, answer three times,
+#: retrieve, relevance, decompose, compose), used for the compiled graph's recursion limit.
+STEPS_PER_FRAME = 10
+
+_REFERENCE = re.compile(r"#(\d+)")
+_MARKER = re.compile(r"^\s*(?:[-*\u2022]+|\(?\d{1,2}\s*[.):]|(?:sub[- ]?questions?|q)\s*\d{0,2}\s*[.):])\s*", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*(?:question|sub[- ]?question)\s*:\s*", re.IGNORECASE)
+
+
+# --- frames -----------------------------------------------------------------------------------
+
+
+def new_frame(fid: int, question: str, depth: int, parent: int | None, written: str = "") -> Frame:
+    return Frame(
+        id=fid, question=question, written=written, depth=depth, parent=parent, children=[], stage="self_knowledge",
+        known=False, passages=[], relevant=[], basis="", answer="", evidence=[],
+    )
+
+
+def _current(state: dict[str, Any]) -> tuple[list[Frame], Frame]:
+    """A copy of the frame list (updates replace it whole) and the frame being worked on."""
+    frames = list(state["frames"])
+    return frames, dict(frames[state["current"]])  # type: ignore[return-value]
+
+
+def _put(frames: list[Frame], frame: Frame, **changes: Any) -> list[Frame]:
+    frames[frame["id"]] = Frame(**{**frame, **changes})  # type: ignore[typeddict-item]
+    return frames
+
+
+def settle(frame: Frame, answer: str, basis: Basis, used: list[Evidence] | None = None) -> dict[str, Any]:
+    """The fields that mark a frame done."""
+    return {"answer": answer, "basis": basis, "evidence": list(used or []), "stage": "done"}
+
+
+def usable(answer: str, question: str) -> bool:
+    """Whether an answer can be used: not "unknown", has letters or digits, not the question again."""
+    return answer != UNKNOWN and any(ch.isalnum() for ch in answer) and not restates(answer, question)
+
+
+def route(state: dict[str, Any]) -> str:
+    """The node that works next: the current frame's stage, ``next_frame`` once it is done or
+    waits for its sub-questions, ``finish`` when the stack is empty."""
+    current = state.get("current")
+    if current is None:
+        return "finish"
+    stage: FrameStage = state["frames"][current]["stage"]
+    return "next_frame" if stage in ("done", "wait") else stage
+
+
+def post_order(frames: list[Frame], fid: int = 0) -> list[Frame]:
+    """The frames under ``fid`` in the order they were solved: sub-questions before their parent."""
+    out: list[Frame] = []
+    for child in frames[fid]["children"]:
+        out += post_order(frames, child)
+    return [*out, frames[fid]]
+
+
+def pooled_evidence(frames: list[Frame], ids: list[int], limit: int) -> list[Evidence]:
+    """The evidence of the given frames, first occurrence of each passage, at most ``limit``."""
+    seen: dict[str, Evidence] = {}
+    for fid in ids:
+        for item in frames[fid]["evidence"]:
+            seen.setdefault(item["id"], item)
+    return list(seen.values())[:limit]
+
+
+def fill_references(frame: Frame, frames: list[Frame]) -> tuple[str, list[str]]:
+    """The sub-question with each #k replaced by the answer of its parent's k-th sub-question, and
+    the references that could not be filled (not an earlier sub-question, or answered unknown)."""
+    written = frame["written"] or frame["question"]
+    if frame["parent"] is None:
+        return written, []
+    siblings = frames[frame["parent"]]["children"]
+    position = siblings.index(frame["id"]) + 1
+    missing: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        if 1 <= k < position:
+            answer = frames[siblings[k - 1]]["answer"]
+            if frames[siblings[k - 1]]["stage"] == "done" and answer != UNKNOWN:
+                return answer
+        missing.append(match.group(0))
+        return match.group(0)
+
+    return _REFERENCE.sub(fill, written), missing
+
+
+def parse_sub_questions(text: str, asked: list[str]) -> tuple[list[str], list[str]]:
+    """Sub-questions from a decomposition reply, and notes on what was dropped.
+
+    A line counts when it starts with a list marker ("1.", "2)", "-", "Sub-question 1:") or ends
+    with "?"; anything after its first "?" is cut (an answer the model added). Repeats of an earlier
+    line and restatements of a question in ``asked`` (the question and its ancestors) are dropped;
+    #k references are renumbered to the lines kept, and a reference to a dropped or later line
+    becomes #0, which never resolves.
+    """
+    items: list[str] = []
+    for raw in str(text).splitlines():
+        line = raw.strip().strip("*").strip()
+        marked = _MARKER.match(line)
+        body = _LABEL.sub("", line[marked.end():] if marked else line).strip().strip("*").strip()
+        if "?" in body:
+            body = body[: body.index("?") + 1]
+        if (marked or body.endswith("?")) and any(ch.isalnum() for ch in _REFERENCE.sub("", body)):
+            items.append(body)
+    kept: list[str] = []
+    where: dict[int, int] = {}  # written position (1-based) -> kept position (1-based)
+    notes: list[str] = []
+    for n, item in enumerate(items, start=1):
+        if any(restates(item, q) for q in asked):
+            notes.append(f"a sub-question repeated the question ({item[:80]!r}); dropped")
+            continue
+        own = len(kept) + 1
+
+        def renumber(match: re.Match[str], own: int = own) -> str:
+            j = where.get(int(match.group(1)), 0)
+            return f"#{j if j < own else 0}"
+
+        item = _REFERENCE.sub(renumber, item)
+        earlier = next((j for j, k in enumerate(kept, start=1) if normalize_answer(k) == normalize_answer(item)), None)
+        if earlier is None:
+            kept.append(item)
+        where[n] = earlier or own
+    return kept, notes
+
+
+# --- nodes ------------------------------------------------------------------------------------
+
+
+@node("start")
+def start(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The work-list holds the original question alone."""
+    return {"frames": [new_frame(0, state["question"], 0, None)], "stack": [0], "current": None}
+
+
+@node("next_frame")
+def next_frame(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Take the top of the stack: drop frames that are done, settle without a call the ones past
+    the depth limit or with an unresolvable reference, and return the first that needs work (a new
+    frame, or one whose sub-questions are all answered: to compose)."""
+    cfg = Configuration.from_runnable_config(config)
+    frames, stack, notes = list(state["frames"]), list(state["stack"]), []
+    while stack:
+        frame = frames[stack[-1]]
+        if frame["stage"] == "done":
+            stack.pop()
+            continue
+        if frame["stage"] == "wait":
+            if any(frames[c]["stage"] != "done" for c in frame["children"]):
+                raise RuntimeError(f"frame {frame['id']} is on top of the stack before its sub-questions")
+            return {"frames": _put(frames, frame, stage="compose"), "stack": stack, "current": frame["id"], "notes": notes}
+        question, missing = fill_references(frame, frames)
+        if frame["depth"] > cfg.ra_isf_depth:
+            _put(frames, frame, question=question, **settle(frame, UNKNOWN, "depth_limit"))
+            notes.append(f"{question!r} is deeper than the depth limit ({cfg.ra_isf_depth}); answered unknown")
+            continue
+        if missing:
+            _put(frames, frame, question=question, **settle(frame, UNKNOWN, "unresolved"))
+            notes.append(f"{question!r} needs the answer {', '.join(missing)}, which is unknown; answered unknown")
+            continue
+        return {"frames": _put(frames, frame, question=question), "stack": stack, "current": frame["id"], "notes": notes}
+    return {"frames": frames, "stack": stack, "current": None, "notes": notes}
+
+
+def _yes(scores: dict[str, float]) -> bool:
+    yes, no = prompts.RA_ISF_LABELS
+    return scores[yes] > scores[no]
+
+
+@node("self_knowledge")
+def self_knowledge(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Can the LLM answer the question from memory alone?"""
+    frames, frame = _current(state)
+    known = _yes(resources(config).llm.judge(prompts.ra_isf_know_messages(frame["question"]), prompts.RA_ISF_LABELS))
+    changes: dict[str, Any] = {"known": known, "stage": "answer", "basis": "self"} if known else {"known": False, "stage": "retrieve"}
+    return {"frames": _put(frames, frame, **changes)}
+
+
+@node("retrieve")
+def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """First-stage ranking, the top ``budget`` re-ranked by the scorer, the best ``evidence`` kept."""
+    cfg = Configuration.from_runnable_config(config)
+    res = resources(config)
+    frames, frame = _current(state)
+    question = frame["question"]
+    ranking = res.index.first_stage(question, cfg.first_stage_depth, cfg.first_stage)
+    docs = res.index.documents([doc_id for doc_id, _ in ranking[: max(1, cfg.budget)]])
+    notes = []
+    if docs:
+        scores = dict(zip([d.id for d in docs], res.scorer.score(question, docs), strict=True))
+        best = sorted(docs, key=lambda d: -scores[d.id])[: max(1, cfg.evidence)]
+        passages = evidence(best, scores)
+    else:
+        passages = []
+        notes.append(f"nothing retrieved for {question!r}; decomposing it")
+    return {"frames": _put(frames, frame, passages=passages, stage="relevance" if passages else "decompose"), "notes": notes}
+
+
+@node("relevance")
+def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Judge each retrieved passage's relevance to the question."""
+    llm = resources(config).llm
+    frames, frame = _current(state)
+    relevant = [
+        p["id"] for p in frame["passages"]
+        if _yes(llm.judge(prompts.ra_isf_relevance_messages(frame["question"], p), prompts.RA_ISF_LABELS))
+    ]
+    changes: dict[str, Any] = {"relevant": relevant, "stage": "answer", "basis": "passages"} if relevant else {"relevant": [], "stage": "decompose"}
+    return {"frames": _put(frames, frame, **changes)}
+
+
+@node("answer")
+def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Answer the frame from memory, from its relevant passages, or (a leaf) from all it retrieved."""
+    cfg = Configuration.from_runnable_config(config)
+    frames, frame = _current(state)
+    question, basis = frame["question"], frame["basis"]
+    if basis == "self":
+        used: list[Evidence] = []
+        messages = prompts.ra_isf_self_answer_messages(question)
+    elif basis == "passages":
+        used = [p for p in frame["passages"] if p["id"] in set(frame["relevant"])]
+        messages = prompts.ra_isf_passage_answer_messages(question, used, guess=False)
+    else:  # leaf
+        used = list(frame["passages"])
+        if not used:
+            return {"frames": _put(frames, frame, **settle(frame, UNKNOWN, "leaf")), "notes": [f"nothing to answer {question!r} from; answered unknown"]}
+        messages = prompts.ra_isf_passage_answer_messages(question, used, guess=True)
+    reply = resources(config).llm.generate(messages, temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config)
+    text = clean_answer(str(reply.content))
+    if usable(text, question):
+        return {"frames": _put(frames, frame, **settle(frame, text, basis, used))}
+    if basis == "self":
+        note, changes = "the answer from memory was unusable; retrieving", {"stage": "retrieve", "basis": ""}
+    elif basis == "passages":
+        note, changes = "the relevant passages gave no usable answer; decomposing", {"stage": "decompose", "basis": ""}
+    else:
+        note, changes = "the leaf answer was unusable; answered unknown", settle(frame, UNKNOWN, "leaf", used)
+    return {"frames": _put(frames, frame, **changes), "notes": [f"{question!r}: {note} (reply {str(reply.content)[:60]!r})"]}
+
+
+def _ancestors(frames: list[Frame], frame: Frame) -> list[str]:
+    questions, fid = [], frame["id"]
+    while fid is not None:
+        questions.append(frames[fid]["question"])
+        fid = frames[fid]["parent"]
+    return questions
+
+
+@node("decompose")
+def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Split the question into sub-questions, pushed above it (first on top); or make it a leaf."""
+    cfg = Configuration.from_runnable_config(config)
+    frames, frame = _current(state)
+    question, leaf = frame["question"], {"stage": "answer", "basis": "leaf"}
+    room = min(MAX_SUB_QUESTIONS, MAX_FRAMES - len(frames))
+    if room <= 0:
+        return {"frames": _put(frames, frame, **leaf), "notes": [f"frame cap ({MAX_FRAMES}) reached; {question!r} answered as a leaf"]}
+    reply = resources(config).llm.generate(prompts.ra_isf_decompose_messages(question), temperature=0.0, max_tokens=cfg.max_tokens, config=config)
+    subs, notes = parse_sub_questions(str(reply.content), _ancestors(frames, frame))
+    if not subs:
+        notes.append(f"the decomposition of {question!r} gave no usable sub-question ({str(reply.content)[:80]!r}); answered as a leaf")
+        return {"frames": _put(frames, frame, **leaf), "notes": notes}
+    if len(subs) > room:
+        notes.append(f"{len(subs)} sub-questions for {question!r}; kept the first {room} (at most {MAX_SUB_QUESTIONS} each, {MAX_FRAMES} frames in all)")
+        subs = subs[:room]
+    first = len(frames)
+    children = [new_frame(first + i, sub, frame["depth"] + 1, frame["id"], written=sub) for i, sub in enumerate(subs)]
+    frames = _put([*frames, *children], frame, children=[c["id"] for c in children], stage="wait")
+    stack = [*state["stack"], *reversed([c["id"] for c in children])]
+    return {"frames": frames, "stack": stack, "notes": notes}
+
+
+@node("compose")
+def compose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """Answer the question from its sub-questions' answers; a leaf when they are all unknown."""
+    cfg = Configuration.from_runnable_config(config)
+    frames, frame = _current(state)
+    question, leaf = frame["question"], {"stage": "answer", "basis": "leaf"}
+    solved = [(frames[c]["question"], frames[c]["answer"]) for c in frame["children"]]
+    if all(a == UNKNOWN for _, a in solved):
+        return {"frames": _put(frames, frame, **leaf), "notes": [f"every sub-question of {question!r} is unknown; answered as a leaf"]}
+    reply = resources(config).llm.generate(prompts.ra_isf_compose_messages(question, solved), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config)
+    text = clean_answer(str(reply.content))
+    if not usable(text, question):
+        return {"frames": _put(frames, frame, **leaf), "notes": [f"no usable answer composed for {question!r} ({str(reply.content)[:60]!r}); answered as a leaf"]}
+    used = pooled_evidence(frames, frame["children"], max(1, cfg.evidence))
+    return {"frames": _put(frames, frame, **settle(frame, text, "sub_answers", used))}
+
+
+@node("finish")
+def finish(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The original question's answer; the sub-questions as hops in the order they were solved; the
+    passages the answer used (a composed answer's evidence is re-ranked by ``gather`` next)."""
+    frames = state["frames"]
+    root = frames[0]
+    hops = [Hop(question=f["question"], answer=f["answer"], evidence=f["evidence"], batches=[]) for f in post_order(frames)[:-1]]
+    return {"answer": root["answer"], "hops": hops, "evidence": [] if root["basis"] == "sub_answers" else root["evidence"]}
+
+
+def after_finish(state: dict[str, Any]) -> str:
+    return "gather" if state["frames"][0]["basis"] == "sub_answers" else "confidence"
