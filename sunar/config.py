@@ -89,7 +89,9 @@ class Configuration:
     max_tokens: int = _f(256, "Most tokens the LLM may generate per call.")
     # --- other systems: GenSco and RA-ISF ------------------------------------------------------
     gensco_candidates: int = _f(
-        10, "GenSco: candidate passages (top of the first stage per sub-question) the scorer LLM compares per step."
+        10,
+        "GenSco: candidate passages the scorer LLM compares per step (the first stage per sub-question, "
+        "re-ranked by the scorer, top ones).",
     )
     likelihood_llm: str = _f(
         "",
@@ -134,4 +136,5 @@ CPU_PROFILE: dict[str, Any] = {
     "first_stage_depth": 50,
     "max_hops": 3,
     "max_tokens": 96,
+    "gensco_candidates": 5,
 }

@@ -29,7 +29,9 @@ from sunar.evals.data import Question, read_questions
 from sunar.evals.metrics import answer_metrics, retrieval_metrics
 
 log = logging.getLogger("sunar")
-SCORING_NODES = ("select_batch", "gather")
+#: Nodes whose time is retrieval and scorer (cross-encoder) time: SUNAR's NAR batches and MER's
+#: evidence, GenSco's candidate pre-ranking, RA-ISF's retrieval (each also reads the first stage).
+SCORING_NODES = ("select_batch", "gather", "candidates", "retrieve")
 
 
 @dataclass
@@ -96,6 +98,7 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
         "notes": out.get("notes") or [],
         "llm_calls": usage.get("llm_calls", 0),
         "judge_calls": usage.get("judge_calls", 0),
+        "loglik_calls": usage.get("loglik_calls", 0),
         "cached_calls": usage.get("cached_calls", 0),
         "prompt_tokens": usage.get("prompt_tokens", 0),
         "generated_tokens": usage.get("generated_tokens", 0),
