@@ -110,6 +110,13 @@ SELF_ASK_NUDGE = (
 )
 
 
+#: Sent once when a follow-up repeats one already answered.
+SELF_ASK_REPEAT_NUDGE = (
+    "That question was already answered above. Write the next line: a new follow-up that uses the "
+    f"answers so far ('{FOLLOW_UP} ...'), or '{FINAL} <short answer>' if they are enough."
+)
+
+
 def self_ask_transcript(question: str, path: Sequence[tuple[str, str]]) -> str:
     lines = [f"Question: {question}"]
     for sub_question, answer in path:

@@ -46,6 +46,18 @@ def restates(follow_up: str, question: str) -> bool:
     return bool(a) and len(a & b) / len(a | b) >= 0.95
 
 
+_SAID = {"echo": "repeated the question", "repeat": "repeated a follow-up"}
+
+
+def _problem(kind: str, text: str, question: str, hops: list[dict[str, Any]], asked: set[str]) -> str:
+    """'echo' (the first follow-up is the question again), 'repeat' (a follow-up asked before) or ''."""
+    if kind != "follow_up":
+        return ""
+    if not hops and restates(text, question):
+        return "echo"
+    return "repeat" if normalize_answer(text) in asked else ""
+
+
 @node("decompose")
 def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Ask the LLM for the next Self-Ask step and decide, deliberately, every way it can go wrong:
@@ -56,20 +68,24 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
     path = [(h["question"], h["answer"]) for h in hops]
     llm, messages = resources(config).llm, prompts.self_ask_messages(question, path)
-    reply = llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"])
-    kind, text = parse_self_ask(str(reply.content))
-    notes = []
-    if kind == "follow_up" and not hops and restates(text, question):
-        # Small models often echo the question; ask once more for the hidden entity first.
-        messages = [*messages, AIMessage(str(reply.content)), HumanMessage(prompts.SELF_ASK_NUDGE)]
-        retry = llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"])
-        again, retried = parse_self_ask(str(retry.content))
-        if again == "follow_up" and not restates(retried, question):
-            text, notes = retried, ["Self-Ask repeated the question; asked again for the hidden entity first"]
-        else:
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"]).content)
+    kind, text = parse_self_ask(reply)
+    notes: list[str] = []
+    asked = {normalize_answer(h["question"]) for h in hops}
+    problem = _problem(kind, text, question, hops, asked)
+    if problem:
+        # Small models often echo the question or ask again what was answered: ask once more.
+        nudge = prompts.SELF_ASK_NUDGE if problem == "echo" else prompts.SELF_ASK_REPEAT_NUDGE
+        messages = [*messages, AIMessage(reply), HumanMessage(nudge)]
+        retry = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"]).content)
+        again, retried = parse_self_ask(retry)
+        if again != "invalid" and not _problem(again, retried, question, hops, asked):
+            kind, text = again, retried
+            notes = [f"Self-Ask {_SAID[problem]}; asked again and it gave a new step"]
+        elif problem == "echo":
             notes = ["Self-Ask repeated the question; it is used as the first sub-question"]
     if kind == "follow_up":
-        if normalize_answer(text) in {normalize_answer(h["question"]) for h in hops}:
+        if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}
         return {"sub_question": text, "notes": notes}
     if not hops:
@@ -77,5 +93,5 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         note = "Self-Ask answered without a follow-up" if kind == "final" else f"Self-Ask output broke the format ({text[:80]!r})"
         return {"sub_question": question, "notes": [f"{note}; the question itself is used as the only sub-question"]}
     if kind == "final":
-        return {"sub_question": "", "draft_answer": text}
+        return {"sub_question": "", "draft_answer": text, "notes": notes}
     return {"sub_question": "", "notes": [f"Self-Ask output broke the format ({text[:80]!r}); decomposition stopped"]}

@@ -147,3 +147,26 @@ def test_restates_is_strict():
     assert restates("who is the father of edward baring 1st baron revelstoke's father", q)
     assert not restates("Who is Edward Baring, 1st Baron Revelstoke's father?", q)  # a real first step
     assert not restates("", q)
+
+
+def _repeat_then(after_nudge: str):
+    """A Self-Ask model that asks its first follow-up again, and after the nudge says `after_nudge`."""
+    steps = self_ask_script(["Follow up: Who directed Ronnie Rocket?", "Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"])
+
+    def reply(prompt: str) -> str:
+        return after_nudge if prompts.SELF_ASK_REPEAT_NUDGE in prompt else steps(prompt)
+
+    return reply
+
+
+@pytest.mark.parametrize(
+    ("after_nudge", "hops", "answer"),
+    [
+        ("Follow up: Where was David Lynch born?", 2, "Helena"),  # a new step, then the final step
+        ("So the final answer is: Missoula", 1, "Missoula"),  # the answer: the path ends there
+    ],
+)
+def test_repeated_follow_up_is_asked_again_once(after_nudge, hops, answer):
+    out, _ = _run_with(_repeat_then(after_nudge))
+    assert len(out["hops"]) == hops and out["answer"] == answer
+    assert any("repeated a follow-up; asked again" in n for n in out["notes"])
