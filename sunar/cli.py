@@ -138,7 +138,9 @@ def print_result(record: dict[str, Any]) -> None:
     seconds = sum((usage.get("seconds") or {}).values())
     print(
         f"\nCost: {usage.get('llm_calls', 0)} LLM calls, {usage.get('prompt_tokens', 0)} prompt + "
-        f"{usage.get('generated_tokens', 0)} generated tokens, {usage.get('judge_calls', 0)} NLI judgements, {seconds:.1f} s"
+        f"{usage.get('generated_tokens', 0)} generated tokens, {usage.get('judge_calls', 0)} yes/no judgements"
+        + (f", {usage['loglik_calls']} likelihood calls" if usage.get("loglik_calls") else "")
+        + f", {seconds:.1f} s"
     )
 
 

@@ -88,7 +88,7 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
             + [f"{s[k]:.1f}" for k in TIME_KEYS]
             + [relative, m["errors"]]
         )
-    header = ["variant", "LLM calls", "NLI judgements", "likelihood calls", "prompt tokens", "generated tokens", "wall s", "LLM s", "NLI s", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
+    header = ["variant", "LLM calls", "yes/no judgements", "likelihood calls", "prompt tokens", "generated tokens", "wall s", "LLM s", "NLI s", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
     parts += [_table(header, rows), ""]
     parts += ["![accuracy](accuracy.png)", "![recall](recall.png)", "![cost](cost.png)", ""]
     return "\n".join(parts)
