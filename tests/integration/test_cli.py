@@ -79,3 +79,17 @@ def test_ask_end_to_end_with_the_embedded_model_offline():
     assert 1 <= len(record["reasoning_path"]) <= 2
     assert "Ronnie Rocket" in {e["title"] for e in record["evidence"]}
     assert record["usage"]["llm_calls"] >= 5 and record["usage"]["prompt_tokens"] > 0
+
+
+@pytest.mark.slow
+def test_gensco_with_a_backend_without_log_likelihoods_says_what_to_set(demo_index):
+    """The scripted model, like Ollama, has no log-probabilities of a given text."""
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    result = sunar(
+        "ask", "Where was the director of film Ronnie Rocket born?", "--variant", "gensco", "--index", str(demo_index),
+        "--llm", "scripted:oracle:script", "--nli", "llm", "--scorer", "dense", "--profile", "cpu",
+        env={"PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")])},
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "cannot return token log-probabilities" in errors[0] and "likelihood_llm" in errors[0], result.stderr

@@ -83,7 +83,7 @@ def config(demo_index):
 @pytest.mark.slow
 def test_serves_the_named_graphs(client):
     graphs = {a["graph_id"] for a in client.assistants.search(limit=50)}
-    assert {"sunar", "sunar_no_asu", "sunar_r", "self_ask"} <= graphs
+    assert {"sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf"} <= graphs
 
 
 @pytest.mark.slow
