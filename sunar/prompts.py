@@ -166,7 +166,12 @@ RATIONALE, FINAL_ANSWER = "[Answer]:", "[Final Answer]:"
 
 #: Asked once more when MER's reply has no final answer (a small model often runs out of tokens
 #: or forgets the format while reasoning).
-MER_FINAL_ONLY = f"Now write '{FINAL_ANSWER}' followed by the short answer only: a name, place, date or number."
+#: The question is repeated: without it, a 1.5B model often named the bridge entity it had just
+#: reasoned about (on dev: "Gustaf Molander" for "the place of birth of the director of film Dollar").
+MER_FINAL_ONLY = (
+    "Question: {question}\nNow write '" + FINAL_ANSWER + "' followed by the short answer to this question only: "
+    "a name, place, date or number."
+)
 
 
 def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Sequence[dict]) -> list[BaseMessage]:

@@ -40,7 +40,8 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if well_formed:
         return {"answer": answer, "rationale": rationale}
     # No final answer (cut off by the token limit, or the format forgotten): ask for it once.
-    again = llm.generate([*messages, AIMessage(reply), HumanMessage(prompts.MER_FINAL_ONLY)], temperature=0.0, max_tokens=32, config=config)
+    follow_up = HumanMessage(prompts.MER_FINAL_ONLY.format(question=state["question"]))
+    again = llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config)
     text = str(again.content)
     if _FINAL.search(text):
         answer = parse_mer(text)[1]

@@ -110,6 +110,9 @@ def test_confidence_counts_samples_contained_in_a_sentence_answer():
     assert out["confidence"] == pytest.approx(2 / 3, abs=1e-4)  # "Helena" disagrees
 
 
+QUESTION = "Where was the director of film Ronnie Rocket born?"
+
+
 def test_mer_without_a_final_answer_is_asked_once_more_for_it():
     """A cut-off MER rationale (no '[Final Answer]:') gets one short follow-up call."""
     from sunar import prompts
@@ -118,7 +121,7 @@ def test_mer_without_a_final_answer_is_asked_once_more_for_it():
 
     def script(prompt, i):
         if prompt.startswith(prompts.MER_SYSTEM):
-            if prompt.endswith(prompts.MER_FINAL_ONLY):
+            if prompt.endswith(prompts.MER_FINAL_ONLY.format(question=QUESTION)):
                 return "[Final Answer]: Missoula, Montana"
             return "[Answer]: Ronnie Rocket was directed by David Lynch, who was born in"  # out of tokens
         return base.llm.inner.chat.script(prompt, i)
@@ -128,7 +131,7 @@ def test_mer_without_a_final_answer_is_asked_once_more_for_it():
     assert out["answer"] == "Missoula, Montana"
     assert out["rationale"].startswith("Ronnie Rocket was directed by David Lynch")
     assert any("asked again for the short answer" in n for n in out["notes"])
-    assert sum(p.endswith(prompts.MER_FINAL_ONLY) for p in res.llm.inner.calls) == 1
+    assert sum(p.endswith(prompts.MER_FINAL_ONLY.format(question=QUESTION)) for p in res.llm.inner.calls) == 1
 
 
 def test_streams_node_updates_for_a_ui_and_the_mer_answer_token_by_token():
