@@ -11,7 +11,7 @@ from langchain_core.runnables import RunnableConfig
 
 from sunar import prompts
 from sunar.config import Configuration
-from sunar.nodes.text import clean_answer
+from sunar.nodes.text import UNKNOWN, clean_answer
 from sunar.runtime import node, resources
 
 _FINAL = re.compile(r"\[?final answer\]?\s*:", re.IGNORECASE)
@@ -37,15 +37,13 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     messages = prompts.mer_messages(state["question"], path, state.get("evidence") or [])
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config).content)
     rationale, answer, well_formed = parse_mer(reply)
-    if well_formed:
+    if well_formed and answer != UNKNOWN:
         return {"answer": answer, "rationale": rationale}
-    # No final answer (cut off by the token limit, or the format forgotten): ask for it once.
+    # No usable final answer (cut off by the token limit, the format forgotten, or nothing after
+    # the marker while the rationale has one): ask for it once.
     follow_up = HumanMessage(prompts.MER_FINAL_ONLY.format(question=state["question"]))
-    again = llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config)
-    text = str(again.content)
-    if _FINAL.search(text):
-        answer = parse_mer(text)[1]
-    elif text.strip():
-        answer = clean_answer(text.strip().splitlines()[0])
-    rationale = _RATIONALE.sub("", reply).strip()
-    return {"answer": answer, "rationale": rationale, "notes": ["MER reply had no '[Final Answer]:'; asked again for the short answer"]}
+    again = str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config).content)
+    retried = parse_mer(again)[1] if _FINAL.search(again) else clean_answer(again.strip().splitlines()[0] if again.strip() else "")
+    answer = retried if retried != UNKNOWN else answer
+    rationale = rationale if well_formed else _RATIONALE.sub("", reply).strip()
+    return {"answer": answer, "rationale": rationale, "notes": ["MER gave no usable final answer; asked again for the short answer"]}

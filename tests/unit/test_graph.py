@@ -155,3 +155,22 @@ def test_streams_node_updates_for_a_ui_and_the_mer_answer_token_by_token():
     assert by_node["sample_answers"][0]["batch"]["answers"] and by_node["cluster"][0]["batch"]["sets"]
     assert by_node["answer_hop"][0]["hops"][-1]["answer"] == "David Lynch"
     assert len(tokens) > 3 and "".join(tokens).endswith("Missoula, Montana")
+
+
+def test_mer_with_an_empty_final_answer_is_asked_once_more():
+    """'[Final Answer]:' with nothing after it (while the rationale has the answer) is not 'unknown'."""
+    from sunar import prompts
+
+    base = make_resources()
+
+    def script(prompt, i):
+        if prompt.startswith(prompts.MER_SYSTEM):
+            if prompt.endswith(prompts.MER_FINAL_ONLY.format(question=QUESTION)):
+                return "Missoula, Montana"
+            return "[Answer]: David Lynch was born in Missoula, Montana.\n[Final Answer]:"
+        return base.llm.inner.chat.script(prompt, i)
+
+    res = resources(ScriptedLLM(script), base.scorer, base.index)
+    out = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {"resources": res}})
+    assert out["answer"] == "Missoula, Montana" and out["rationale"] == "David Lynch was born in Missoula, Montana."
+    assert any("asked again for the short answer" in n for n in out["notes"])
