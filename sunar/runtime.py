@@ -69,27 +69,25 @@ def _count(replies: Sequence[AIMessage], seconds: float, cached: bool = False) -
         counter["cached_seconds"] += seconds
 
 
-def _judged(seconds: float, cached: bool = False) -> None:
+def _counted(calls: str, seconds_key: str, seconds: float, cached: bool) -> None:
     counter = _USAGE.get()
     if counter is None:
         return
-    counter["judge_calls"] += 1
-    counter["nli_seconds"] += seconds
+    counter[calls] += 1
+    counter[seconds_key] += seconds
     if cached:
         counter["cached_calls"] += 1
         counter["cached_seconds"] += seconds
+
+
+def _judged(seconds: float, cached: bool = False) -> None:
+    """One yes/no judgement (NLI, RA-ISF's judges)."""
+    _counted("judge_calls", "nli_seconds", seconds, cached)
 
 
 def _scored(seconds: float, cached: bool = False) -> None:
     """One log-likelihood call (GenSco's scorer LLM): its seconds are LLM seconds."""
-    counter = _USAGE.get()
-    if counter is None:
-        return
-    counter["loglik_calls"] += 1
-    counter["llm_seconds"] += seconds
-    if cached:
-        counter["cached_calls"] += 1
-        counter["cached_seconds"] += seconds
+    _counted("loglik_calls", "llm_seconds", seconds, cached)
 
 
 def _wire(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -31,7 +32,7 @@ from pydantic import PrivateAttr
 
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.models import gguf
-from sunar.models.kv_cache import PrefixStates
+from sunar.models.kv_cache import PrefixStates, common_prefix
 
 log = logging.getLogger("sunar")
 
@@ -366,20 +367,20 @@ class EmbeddedChatModel(BaseChatModel):
             )
         return self._label_ids[label]
 
+    def _read_prompt(self, prompt: list[int], end: int) -> None:
+        """Evaluate ``prompt[:end]``, reading only what the KV cache does not hold already; the
+        prompt's last token is always read again, so its logits are fresh."""
+        llama = self.llama
+        held = common_prefix(np.asarray(llama._input_ids), np.asarray(prompt, dtype=np.intc))
+        llama.n_tokens = min(held, len(prompt) - 1)  # eval() drops the KV cache past this
+        llama.eval(prompt[llama.n_tokens : end])
+
     def label_logprobs(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
         """Log-probability of each label's first token as the first token of the reply. One forward
         pass over the part of the prompt not already in the KV cache (the few-shot prefix is shared)."""
-        import numpy as np
-
         llama = self.llama
         with self._reusing_prefix(messages) as tokens:
-            cached = 0
-            for a, b in zip(llama._input_ids, tokens, strict=False):
-                if a != b:
-                    break
-                cached += 1
-            llama.n_tokens = min(cached, len(tokens) - 1)  # eval() drops the KV cache past this
-            llama.eval(tokens[llama.n_tokens :])
+            self._read_prompt(tokens, len(tokens))
             logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(np.float64)
         logz = float(np.log(np.exp(logits - logits.max()).sum()) + logits.max())
         scores = {}
@@ -397,8 +398,6 @@ class EmbeddedChatModel(BaseChatModel):
         j holds the distribution of continuation token j. ``_input_ids``/``n_tokens`` are kept
         equal to what the KV cache holds, so later calls (and generation) still reuse the prefix.
         """
-        import numpy as np
-
         llama = self.llama
         with self._reusing_prefix(messages, keep=False) as prompt:  # its state holds rows of logits
             tail = llama.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)
@@ -409,13 +408,7 @@ class EmbeddedChatModel(BaseChatModel):
                     f"the likelihood prompt needs {len(prompt) + len(tail)} tokens, more than the model's context "
                     f"of {llama.n_ctx()}; use shorter passages or a lower max_hops"
                 )
-            cached = 0
-            for a, b in zip(llama._input_ids, prompt, strict=False):
-                if a != b:
-                    break
-                cached += 1
-            llama.n_tokens = min(cached, len(prompt) - 1)  # eval() drops the KV cache past this
-            llama.eval(prompt[llama.n_tokens : -1])
+            self._read_prompt(prompt, len(prompt) - 1)
             fed = [prompt[-1], *tail[:-1]]
             total, n_vocab = 0.0, llama.n_vocab()
             for start in range(0, len(fed), min(LOGLIK_CHUNK, llama.n_batch)):
