@@ -429,17 +429,39 @@ def ra_isf_self_answer_messages(question: str) -> list[BaseMessage]:
     return [SystemMessage(RA_ISF_SELF_ANSWER_SYSTEM), HumanMessage(f"Question: {question}\nShort answer:")]
 
 
-RA_ISF_PASSAGE_ANSWER_SYSTEM = f"Answer the question from the passages. {_SHORT}"
-RA_ISF_STRICT = "If the passages do not say, reply: unknown."
+RA_ISF_PASSAGE_ANSWER_SYSTEM = (
+    "Answer the question from the passages with the short answer only (a name, place, date, number "
+    "or a few words), no sentence."
+)
+#: Measured on the demo question with the 1.5B model: "reply unknown if the passages do not say",
+#: or a worked example answering "unknown", made it answer "unknown" even where the passage implies
+#: the answer ("Who directed Ronnie Rocket?" from "Lynch developed the script"); this wording with
+#: the one implied-answer example answers that and still says "unknown" to an unrelated question.
+RA_ISF_STRICT = "If no passage is about it at all, reply: unknown."
 RA_ISF_GUESS = "If the passages do not say, give your best guess."
+
+#: Invented worked example for the passage answer: (passages, question, answer), the answer implied.
+RA_ISF_PASSAGE_EXAMPLE: tuple[list[dict], str, str] = (
+    [{"title": "The Tin Orchard", "text": "The Tin Orchard is an unfinished film. The painter-turned-filmmaker "
+      "Hal Brenner wrote it in 1971 and kept planning the shoot for twenty years."}],
+    "Who is the director of The Tin Orchard?",
+    "Hal Brenner",
+)
+
+
+def _passage_query(question: str, passages: Sequence[dict]) -> str:
+    return f"Passages:\n{_evidence_block(passages)}\n\nQuestion: {question}\nShort answer:"
 
 
 def ra_isf_passage_answer_messages(question: str, passages: Sequence[dict], guess: bool) -> list[BaseMessage]:
     """Answer from passages: from the relevant ones ("unknown" allowed, which sends the question on
     to decomposition), or, as a leaf's last resort, from whatever was retrieved (a best guess)."""
+    shown, example, reply = RA_ISF_PASSAGE_EXAMPLE
     return [
         SystemMessage(f"{RA_ISF_PASSAGE_ANSWER_SYSTEM} {RA_ISF_GUESS if guess else RA_ISF_STRICT}"),
-        HumanMessage(f"Passages:\n{_evidence_block(passages)}\n\nQuestion: {question}\nShort answer:"),
+        HumanMessage(_passage_query(example, shown)),
+        AIMessage(reply),
+        HumanMessage(_passage_query(question, passages)),
     ]
 
 
