@@ -76,6 +76,12 @@ class Configuration:
     budget: int = _f(100, "c: most documents scored per sub-question (NAR stops at |R+| >= c).")
     neighbours: int = _f(10, "k: graph neighbours added to N per scored document.")
     evidence: int = _f(10, "l: top documents of R+ kept as a sub-question's evidence and for MER.")
+    nar_patience: int = _f(
+        0,
+        "NAR early stop: end a sub-question's NAR loop when the last this-many batches hold none of "
+        "the top l documents of R+ (their scores fell below the evidence already found). 0: off, "
+        "as in the paper, which scores until the budget c is spent.",
+    )
     # --- answer sampling and uncertainty ------------------------------------------------------
     samples: int = _f(10, "m: answers sampled from the LLM per NAR batch.")
     temperature: float = _f(0.3, "Sampling temperature of the m answers.")

@@ -9,6 +9,7 @@ from langchain_core.runnables import RunnableConfig
 
 from sunar import prompts
 from sunar.config import Configuration
+from sunar.nodes.select_batch import batch_room, next_pool, stalled
 from sunar.nodes.text import clean_answer, evidence, top
 from sunar.runtime import node, resources
 from sunar.state import Hop
@@ -24,5 +25,11 @@ def answer_hop(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     reply = res.llm.generate(
         prompts.answer_messages(state["sub_question"], found), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
     )
+    notes = []
+    if stalled(state, cfg) and next_pool(state) and batch_room(state, cfg):
+        notes.append(
+            f"NAR stopped early for {state['sub_question']!r} after {len(scored)} of {cfg.budget} documents: "
+            f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"
+        )
     hop = Hop(question=state["sub_question"], answer=clean_answer(str(reply.content)), evidence=found, batches=state.get("batches") or [])
-    return {"hops": [*(state.get("hops") or []), hop], "sub_question": ""}
+    return {"hops": [*(state.get("hops") or []), hop], "sub_question": "", "notes": notes}

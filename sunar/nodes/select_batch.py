@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.config import Configuration
+from sunar.nodes.text import top
 from sunar.runtime import node, resources
 from sunar.state import Batch, Pool
 
@@ -25,6 +26,18 @@ def next_pool(state: dict[str, Any]) -> Pool | None:
 def batch_room(state: dict[str, Any], cfg: Configuration) -> int:
     """How many documents the next batch may hold: b, or less when the budget c is nearly spent."""
     return max(0, min(cfg.batch_size, cfg.budget - len(state.get("scored") or {})))
+
+
+def stalled(state: dict[str, Any], cfg: Configuration) -> bool:
+    """NAR early stop: the last ``nar_patience`` batches hold none of the top l documents of R+,
+    so the evidence the sub-question's answer uses has stopped changing."""
+    if cfg.nar_patience <= 0:
+        return False
+    recent = (state.get("batches") or [])[-cfg.nar_patience :]
+    if len(recent) < cfg.nar_patience:
+        return False
+    best = set(top(state.get("scored") or {}, max(1, cfg.evidence)))
+    return not any(best.intersection(b["ids"]) for b in recent)
 
 
 @node("select_batch")

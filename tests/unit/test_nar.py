@@ -93,3 +93,50 @@ def test_grow_frontier_keeps_best_priority_and_skips_scored():
 def test_asu_variants_loop_the_same_way(variant):
     out, _ = run(variant, budget=8)
     assert [s for s, _ in batches(out)] == ["ranking", "neighbours", "ranking", "neighbours"]
+
+
+def test_early_stop_ends_nar_when_the_last_batch_adds_nothing_to_the_top_l():
+    # top 3 after each batch: r1 r2 | r1 n1 n2 | r1 n1 n2 (r3 .4, r4 .3 add nothing): stop there
+    out, res = run("sunar_r", budget=100, nar_patience=1)
+    assert batches(out) == [("ranking", ["r1", "r2"]), ("neighbours", ["n1", "n2"]), ("ranking", ["r3", "r4"])]
+    assert sum(len(ids) for q, ids in res.scorer.calls if q == SQ) == 6
+    assert any("NAR stopped early" in n and "6 of 100" in n for n in out["notes"])
+    assert [e["id"] for e in out["hops"][0]["evidence"]] == ["r1", "n1", "n2"]  # the same evidence as without it
+
+
+def test_early_stop_waits_for_patience_batches_in_a_row():
+    # r3 r4 and then n4 n5 (.1, .05) both miss the top 3: patience 2 stops after the 4th batch,
+    # with r5 and n3 still unscored
+    out, _ = run("sunar_r", budget=100, nar_patience=2)
+    assert batches(out) == [
+        ("ranking", ["r1", "r2"]), ("neighbours", ["n1", "n2"]), ("ranking", ["r3", "r4"]), ("neighbours", ["n4", "n5"]),
+    ]
+    assert any("NAR stopped early" in n and "8 of 100" in n for n in out["notes"])
+
+
+def test_early_stop_is_off_by_default_and_leaves_no_note():
+    out, _ = run("sunar_r", budget=100)
+    assert sum(len(ids) for _, ids in batches(out)) == len(CORPUS)
+    assert not any("NAR stopped early" in n for n in out["notes"])
+
+
+def test_no_early_stop_note_when_the_budget_ends_nar_anyway():
+    out, _ = run("sunar_r", budget=6, nar_patience=1)
+    assert len(batches(out)) == 3 and not any("NAR stopped early" in n for n in out["notes"])
+
+
+def test_nar_stop_benchmark_runs_the_graphs_own_nar_loop_and_reuses_scores():
+    from sunar.evals.bench_nar_stop import TimedScores, nar_graph
+
+    scorer = TimedScores(TableScorer(SCORES))
+    res = resources(scripted_llm(lambda p: "", lambda q, i: ""), scorer, MemoryIndex(CORPUS, {SQ: RANKING}, GRAPH))
+    graph = nar_graph()
+    runs = {}
+    for patience in (0, 1):
+        cfg = {"resources": res, "batch_size": 2, "budget": 100, "evidence": 3, "nar_patience": patience}
+        state = graph.invoke({"question": "q", "sub_question": SQ}, {"configurable": cfg})
+        runs[patience] = [b["ids"] for b in state["batches"]]
+    assert runs[1] == [["r1", "r2"], ["n1", "n2"], ["r3", "r4"]]  # as in the whole graph
+    assert runs[0][:3] == runs[1] and sum(map(len, runs[0])) == len(CORPUS)
+    assert sum(len(ids) for _, ids in scorer.scorer.calls) == len(CORPUS)  # the second run scored nothing new
+    assert scorer.seconds(SQ, ["r1", "n1"]) >= 0.0
