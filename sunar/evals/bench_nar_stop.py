@@ -35,7 +35,7 @@ from sunar.config import Configuration
 from sunar.evals.data import read_questions
 from sunar.evals.metrics import retrieval_metrics
 from sunar.nodes.retrieve import retrieve
-from sunar.nodes.select_batch import batch_room, next_pool, select_batch, stalled
+from sunar.nodes.select_batch import nar_goes_on, select_batch, stalled
 from sunar.nodes.text import top
 from sunar.nodes.update import make_update
 from sunar.state import SunarState
@@ -74,8 +74,7 @@ def nar_graph() -> Any:
     """NAR alone: the SUNAR graph's retrieve/select_batch/update nodes and its loop condition."""
 
     def after(state: dict[str, Any], config: RunnableConfig) -> str:
-        cfg = Configuration.from_runnable_config(config)
-        return "select_batch" if next_pool(state) and batch_room(state, cfg) and not stalled(state, cfg) else END
+        return "select_batch" if nar_goes_on(state, Configuration.from_runnable_config(config)) else END
 
     g = StateGraph(SunarState, context_schema=Configuration)
     g.add_node("retrieve", retrieve)

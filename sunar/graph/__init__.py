@@ -34,7 +34,7 @@ from sunar.nodes.rescore import rescore
 from sunar.nodes.respond import respond
 from sunar.nodes.retrieve import retrieve
 from sunar.nodes.sample_answers import sample_answers
-from sunar.nodes.select_batch import batch_room, next_pool, select_batch, stalled
+from sunar.nodes.select_batch import nar_goes_on, select_batch
 from sunar.nodes.update import make_update
 from sunar.state import InputState, OutputState, SunarState
 
@@ -60,7 +60,7 @@ def after_decompose(state: dict[str, Any]) -> str:
 
 def after_retrieve(state: dict[str, Any], config: RunnableConfig) -> str:
     cfg = Configuration.from_runnable_config(config)
-    return "select_batch" if next_pool(state) and batch_room(state, cfg) and not stalled(state, cfg) else "answer_hop"
+    return "select_batch" if nar_goes_on(state, cfg) else "answer_hop"
 
 
 #: The other systems of the source papers, built from their own nodes (sunar.graph.gensco,

@@ -40,6 +40,11 @@ def stalled(state: dict[str, Any], cfg: Configuration) -> bool:
     return not any(best.intersection(b["ids"]) for b in recent)
 
 
+def nar_goes_on(state: dict[str, Any], cfg: Configuration) -> bool:
+    """Algorithm 1's loop condition: candidates remain, |R+| < c, and (early stop) not stalled."""
+    return bool(next_pool(state)) and batch_room(state, cfg) > 0 and not stalled(state, cfg)
+
+
 @node("select_batch")
 def select_batch(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
