@@ -88,7 +88,7 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
             + [f"{s[k]:.1f}" for k in TIME_KEYS]
             + [relative, m["errors"]]
         )
-    header = ["variant", "LLM calls", "yes/no judgements", "likelihood calls", "prompt tokens", "generated tokens", "wall s", "LLM s", "NLI s", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
+    header = ["variant", "LLM calls", "yes/no judgements", "likelihood calls", "prompt tokens", "generated tokens", "wall s", "LLM s", "judgement s (NLI, RA-ISF)", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
     parts += [_table(header, rows), ""]
     parts += ["![accuracy](accuracy.png)", "![recall](recall.png)", "![cost](cost.png)", ""]
     return "\n".join(parts)
@@ -138,9 +138,9 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
     bottom = [0.0] * len(variants)
-    for key in ("llm", "nli", "scoring", "rest"):
+    for key, label in (("llm", "LLM"), ("nli", "yes/no judgements"), ("scoring", "retrieval + scoring"), ("rest", "rest")):
         values = [metrics["all"][v]["seconds"][key] for v in variants]
-        left.bar(variants, values, bottom=bottom, label=key)
+        left.bar(variants, values, bottom=bottom, label=label)
         bottom = [b + x for b, x in zip(bottom, values, strict=True)]
     left.set_title("seconds per question")
     left.legend(fontsize=8)
