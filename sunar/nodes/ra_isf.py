@@ -205,9 +205,14 @@ def next_frame(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     return {"frames": frames, "stack": stack, "current": None, "notes": notes}
 
 
-def _yes(scores: dict[str, float]) -> bool:
+#: Decision thresholds on logp(yes) - logp(no) for the relevance judge, per LLM, measured with
+#: ``python -m sunar.evals.bench_relevance`` on dev questions outside the reported evaluation.
+RELEVANCE_THRESHOLDS: dict[str, float] = {}
+
+
+def _yes(scores: dict[str, float], threshold: float = 0.0) -> bool:
     yes, no = prompts.RA_ISF_LABELS
-    return scores[yes] > scores[no]
+    return scores[yes] - scores[no] > threshold
 
 
 @node("self_knowledge")
@@ -219,23 +224,23 @@ def self_knowledge(state: dict[str, Any], config: RunnableConfig) -> dict[str, A
     return {"frames": _put(frames, frame, **changes)}
 
 
-@node("retrieve")
-def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+def reranked(res: Any, question: str, cfg: Configuration) -> list[Evidence]:
     """First-stage ranking, the top ``budget`` re-ranked by the scorer, the best ``evidence`` kept."""
-    cfg = Configuration.from_runnable_config(config)
-    res = resources(config)
-    frames, frame = _current(state)
-    question = frame["question"]
     ranking = res.index.first_stage(question, cfg.first_stage_depth, cfg.first_stage)
     docs = res.index.documents([doc_id for doc_id, _ in ranking[: max(1, cfg.budget)]])
-    notes = []
-    if docs:
-        scores = dict(zip([d.id for d in docs], res.scorer.score(question, docs), strict=True))
-        best = sorted(docs, key=lambda d: -scores[d.id])[: max(1, cfg.evidence)]
-        passages = evidence(best, scores)
-    else:
-        passages = []
-        notes.append(f"nothing retrieved for {question!r}; decomposing it")
+    if not docs:
+        return []
+    scores = dict(zip([d.id for d in docs], res.scorer.score(question, docs), strict=True))
+    return evidence(sorted(docs, key=lambda d: -scores[d.id])[: max(1, cfg.evidence)], scores)
+
+
+@node("retrieve")
+def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The frame's passages (:func:`reranked`); none sends it to decomposition."""
+    frames, frame = _current(state)
+    question = frame["question"]
+    passages = reranked(resources(config), question, Configuration.from_runnable_config(config))
+    notes = [] if passages else [f"nothing retrieved for {question!r}; decomposing it"]
     return {"frames": _put(frames, frame, passages=passages, stage="relevance" if passages else "decompose"), "notes": notes}
 
 
@@ -243,10 +248,11 @@ def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Judge each retrieved passage's relevance to the question."""
     llm = resources(config).llm
+    threshold = RELEVANCE_THRESHOLDS.get(llm.name, 0.0)
     frames, frame = _current(state)
     relevant = [
         p["id"] for p in frame["passages"]
-        if _yes(llm.judge(prompts.ra_isf_relevance_messages(frame["question"], p), prompts.RA_ISF_LABELS))
+        if _yes(llm.judge(prompts.ra_isf_relevance_messages(frame["question"], p), prompts.RA_ISF_LABELS), threshold)
     ]
     changes: dict[str, Any] = {"relevant": relevant, "stage": "answer", "basis": "passages"} if relevant else {"relevant": [], "stage": "decompose"}
     return {"frames": _put(frames, frame, **changes)}

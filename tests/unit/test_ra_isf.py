@@ -146,6 +146,21 @@ def test_relevant_passage_at_the_top_level_answers_from_it_alone():
     assert len(model.questions("relevance")) == 3  # one judgement per passage
 
 
+def test_relevance_threshold_of_the_llm_decides(monkeypatch):
+    """A judged "yes" counts only when logp(yes) - logp(no) beats the LLM's calibrated threshold:
+    with an unreachable one the passage the judge likes is not used and the question decomposes."""
+    from sunar.nodes import ra_isf
+
+    monkeypatch.setitem(ra_isf.RELEVANCE_THRESHOLDS, "scripted:scripted", float("inf"))
+    model = lynch_model()
+    model.relevant.add((Q, "Rocket"))  # the judge says yes to the question's only passage
+    model.from_passages[Q] = "Paris"
+    out, seq, _ = run(model, rankings=LYNCH_RANKINGS)
+    assert model.questions("decompose")[0] == Q and out["answer"] == "Missoula, Montana"
+    assert Q not in model.questions("passages")
+    assert ra_isf._yes({"yes": -0.1, "no": -2.0}, threshold=1.0) and not ra_isf._yes({"yes": -0.1, "no": -1.0}, threshold=1.0)
+
+
 def test_no_relevant_passage_decomposes_and_composes_from_sub_answers():
     model = lynch_model()
     out, seq, updates = run(model, rankings=LYNCH_RANKINGS)
