@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m sunar.evals.bench_relevance --index DIR [--questions dev.jsonl] [--skip 8] [--limit 20]
+    python -m sunar.evals.bench_relevance --index DIR [--questions dev.jsonl] [--skip 20] [--limit 20]
         [--llm embedded:qwen2.5-1.5b] [--out results.json]
 
 For each question (both datasets in turn, as ``sunar eval`` takes them, after the first ``--skip``
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
     parser.add_argument("--questions", type=Path, default=SHARED / "dev.jsonl")
-    parser.add_argument("--skip", type=int, default=8, help="leave out the first N questions (the reported evaluation's)")
+    parser.add_argument("--skip", type=int, default=20, help="leave out the first N questions (the reported evaluation's)")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--llm", default="embedded:qwen2.5-1.5b")
     parser.add_argument("--out", type=Path, default=None)
