@@ -45,28 +45,28 @@ class Case:
     seconds: float = 0.0
 
 
-def build_cases(questions: Sequence[Any], res: Any, cfg: Configuration) -> list[Case]:
-    """The passages RA-ISF's retrieval gives each question, labelled by the gold paragraphs."""
+def build_cases(questions: Sequence[Any], res: Any, cfg: Configuration) -> list[tuple[Case, dict]]:
+    """The passages RA-ISF's retrieval gives each question (as the judge sees them), each with its
+    case labelled by the gold paragraphs."""
     from sunar.nodes.ra_isf import reranked
 
     return [
-        Case(q.id, q.question, p["id"], p["id"] in set(q.supporting_ids))
+        (Case(q.id, q.question, p["id"], p["id"] in set(q.supporting_ids)), p)
         for q in questions
         for p in reranked(res, q.question, cfg)
     ]
 
 
-def judge_all(llm: Any, res: Any, cases: list[Case]) -> None:
+def judge_all(llm: Any, judged: list[tuple[Case, dict]]) -> None:
     """Fill each case's margin (logp(yes) - logp(no)) and call time."""
     yes, no = prompts.RA_ISF_LABELS
-    for n, case in enumerate(cases, start=1):
-        doc = res.index.documents([case.passage_id])[0]
+    for n, (case, passage) in enumerate(judged, start=1):
         started = time.perf_counter()
-        scores = llm.judge(prompts.ra_isf_relevance_messages(case.question, {"title": doc.title, "text": doc.text}), prompts.RA_ISF_LABELS)
+        scores = llm.judge(prompts.ra_isf_relevance_messages(case.question, passage), prompts.RA_ISF_LABELS)
         case.seconds = time.perf_counter() - started
         case.margin = scores[yes] - scores[no]
         if n % 10 == 0:
-            print(f"[{n}/{len(cases)}] judged", file=sys.stderr, flush=True)
+            print(f"[{n}/{len(judged)}] judged", file=sys.stderr, flush=True)
 
 
 def cross_fitted(cases: Sequence[Case]) -> list[bool]:
@@ -121,11 +121,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from sunar.runtime import resources
 
-    cfg = Configuration(index_dir=str(args.index), llm=args.llm, **CPU_PROFILE)
-    res = resources({"configurable": {**CPU_PROFILE, "index_dir": str(args.index), "llm": args.llm}})
+    config = {"configurable": {**CPU_PROFILE, "index_dir": str(args.index), "llm": args.llm}}
+    res = resources(config)
     questions = interleave(read_questions(args.questions))[args.skip : args.skip + args.limit]
-    cases = build_cases(questions, res, cfg)
-    judge_all(res.llm, res, cases)
+    judged = build_cases(questions, res, Configuration.from_runnable_config(config))
+    judge_all(res.llm, judged)
+    cases = [case for case, _ in judged]
     tau = fit_tau([c.margin for c in cases], [c.relevant for c in cases])
     text = table(cases, tau)
     print(text)

@@ -113,21 +113,31 @@ def test_confidence_counts_samples_contained_in_a_sentence_answer():
 QUESTION = "Where was the director of film Ronnie Rocket born?"
 
 
+def run_with_mer(first: str, follow_up: str):
+    """The sunar graph on QUESTION where MER first replies ``first`` and, asked again for the short
+    answer, ``follow_up``; every other prompt is the usual script. Returns (output, resources)."""
+    from sunar import prompts
+
+    base = make_resources()
+    final_only = prompts.MER_FINAL_ONLY.format(question=QUESTION)
+
+    def script(prompt, i):
+        if prompt.startswith(prompts.MER_SYSTEM):
+            return follow_up if prompt.endswith(final_only) else first
+        return base.llm.inner.chat.script(prompt, i)
+
+    res = resources(ScriptedLLM(script), base.scorer, base.index)
+    return build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {"resources": res}}), res
+
+
 def test_mer_without_a_final_answer_is_asked_once_more_for_it():
     """A cut-off MER rationale (no '[Final Answer]:') gets one short follow-up call."""
     from sunar import prompts
 
-    base = make_resources()
-
-    def script(prompt, i):
-        if prompt.startswith(prompts.MER_SYSTEM):
-            if prompt.endswith(prompts.MER_FINAL_ONLY.format(question=QUESTION)):
-                return "[Final Answer]: Missoula, Montana"
-            return "[Answer]: Ronnie Rocket was directed by David Lynch, who was born in"  # out of tokens
-        return base.llm.inner.chat.script(prompt, i)
-
-    res = resources(ScriptedLLM(script), base.scorer, base.index)
-    out = build_graph("sunar").invoke({"question": "Where was the director of film Ronnie Rocket born?"}, {"configurable": {"resources": res}})
+    out, res = run_with_mer(
+        "[Answer]: Ronnie Rocket was directed by David Lynch, who was born in",  # out of tokens
+        "[Final Answer]: Missoula, Montana",
+    )
     assert out["answer"] == "Missoula, Montana"
     assert out["rationale"].startswith("Ronnie Rocket was directed by David Lynch")
     assert any("asked again for the short answer" in n for n in out["notes"])
@@ -159,18 +169,6 @@ def test_streams_node_updates_for_a_ui_and_the_mer_answer_token_by_token():
 
 def test_mer_with_an_empty_final_answer_is_asked_once_more():
     """'[Final Answer]:' with nothing after it (while the rationale has the answer) is not 'unknown'."""
-    from sunar import prompts
-
-    base = make_resources()
-
-    def script(prompt, i):
-        if prompt.startswith(prompts.MER_SYSTEM):
-            if prompt.endswith(prompts.MER_FINAL_ONLY.format(question=QUESTION)):
-                return "Missoula, Montana"
-            return "[Answer]: David Lynch was born in Missoula, Montana.\n[Final Answer]:"
-        return base.llm.inner.chat.script(prompt, i)
-
-    res = resources(ScriptedLLM(script), base.scorer, base.index)
-    out = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {"resources": res}})
+    out, _ = run_with_mer("[Answer]: David Lynch was born in Missoula, Montana.\n[Final Answer]:", "Missoula, Montana")
     assert out["answer"] == "Missoula, Montana" and out["rationale"] == "David Lynch was born in Missoula, Montana."
     assert any("asked again for the short answer" in n for n in out["notes"])
