@@ -92,6 +92,12 @@ class Configuration:
     )
     # --- Self-Ask and MER ---------------------------------------------------------------------
     max_hops: int = _f(4, "Most Self-Ask follow-up questions before the answer is forced.")
+    chain_check_after: int = _f(
+        0,
+        "From this many answered hops on, a Self-Ask follow-up that names none of the answers found "
+        "so far ends the decomposition (a small model drifts back to the question's own entities "
+        "instead of giving the final answer). 0: off, as in the paper.",
+    )
     max_tokens: int = _f(256, "Most tokens the LLM may generate per call.")
     # --- other systems: GenSco and RA-ISF ------------------------------------------------------
     gensco_candidates: int = _f(
@@ -141,6 +147,7 @@ CPU_PROFILE: dict[str, Any] = {
     "evidence": 5,
     "first_stage_depth": 50,
     "max_hops": 3,
+    "chain_check_after": 2,
     "max_tokens": 96,
     "gensco_candidates": 5,
 }

@@ -46,6 +46,21 @@ def restates(follow_up: str, question: str) -> bool:
     return bool(a) and len(a & b) / len(a | b) >= 0.95
 
 
+#: Words too common to show that a follow-up names an earlier answer.
+_COMMON = frozenset("and for from with who whom what was were did does which where when how that this his her its not".split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in normalize_answer(text).split() if len(w) > 2 and w not in _COMMON}
+
+
+def builds_on(follow_up: str, hops: list[dict[str, Any]]) -> bool:
+    """Whether a follow-up names one of the answers found so far (any content word of one), or
+    whether that cannot be told (no answer has a content word)."""
+    found = set().union(*(_content_words(str(h.get("answer", ""))) for h in hops)) if hops else set()
+    return not found or bool(found & _content_words(follow_up))
+
+
 _SAID = {"echo": "repeated the question", "repeat": "repeated a follow-up"}
 
 
@@ -61,7 +76,8 @@ def _problem(kind: str, text: str, question: str, hops: list[dict[str, Any]], as
 @node("decompose")
 def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Ask the LLM for the next Self-Ask step and decide, deliberately, every way it can go wrong:
-    hop limit, repeated follow-up, broken format, or a final answer before any retrieval."""
+    hop limit, repeated follow-up, a follow-up that has left the chain, broken format, or a final
+    answer before any retrieval."""
     cfg = Configuration.from_runnable_config(config)
     question, hops = state["question"], state.get("hops") or []
     if len(hops) >= cfg.max_hops:
@@ -87,6 +103,9 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if kind == "follow_up":
         if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}
+        if 0 < cfg.chain_check_after <= len(hops) and not builds_on(text, hops):
+            note = f"Self-Ask's follow-up {text!r} names none of the {len(hops)} answers found; decomposition stopped"
+            return {"sub_question": "", "notes": [*notes, note]}
         return {"sub_question": text, "notes": notes}
     if not hops:
         # Nothing retrieved yet: retrieve for the question itself rather than answer unsupported.

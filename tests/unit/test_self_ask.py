@@ -6,7 +6,7 @@ from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_
 from sunar import prompts
 from sunar.errors import SunarError
 from sunar.graph import build_graph
-from sunar.nodes.decompose import parse_self_ask, restates
+from sunar.nodes.decompose import builds_on, parse_self_ask, restates
 from sunar.nodes.mer import parse_mer
 from sunar.nodes.text import clean_answer
 
@@ -55,10 +55,11 @@ def test_clean_answer():
 CORPUS = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."), ("d2", "David Lynch", "Lynch was born in Missoula."))
 
 
-def run(steps, variant="sunar_r", max_hops=4, answer=lambda q, i: "David Lynch", question="Where was the director of Ronnie Rocket born?"):
+def run(steps, variant="sunar_r", max_hops=4, answer=lambda q, i: "David Lynch", question="Where was the director of Ronnie Rocket born?", **settings):
     llm = scripted_llm(self_ask_script(steps), answer)
     res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
-    out = build_graph(variant).invoke({"question": question}, {"configurable": {"resources": res, "max_hops": max_hops, "samples": 2}})
+    configurable = {"resources": res, "max_hops": max_hops, "samples": 2, **settings}
+    out = build_graph(variant).invoke({"question": question}, {"configurable": configurable})
     return out, llm
 
 
@@ -170,3 +171,54 @@ def test_repeated_follow_up_is_asked_again_once(after_nudge, hops, answer):
     out, _ = _run_with(_repeat_then(after_nudge))
     assert len(out["hops"]) == hops and out["answer"] == answer
     assert any("repeated a follow-up; asked again" in n for n in out["notes"])
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "answers", "expected"),
+    [
+        ("Where was David Lynch born?", ["David Lynch"], True),
+        ("What is the capital of Montana?", ["David Lynch", "Missoula, Montana"], True),
+        ("Where was Ronnie Rocket directed?", ["David Lynch", "Missoula, Montana"], False),
+        ("Where was the University of Zurich founded?", ["University of Zurich"], True),
+        ("Who founded the University of Basel?", ["University of Zurich"], True),  # "university" is named
+        ("Where was he born in 1875?", ["1875"], True),
+        ("Which film came out first?", ["Jaws", "Persona"], False),
+        ("What is the capital of it?", ["US", "of"], True),  # no answer has a content word: cannot tell
+        ("Who is the director?", [], True),
+    ],
+)
+def test_builds_on(follow_up, answers, expected):
+    assert builds_on(follow_up, [{"question": "q", "answer": a} for a in answers]) is expected
+
+
+DRIFT = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", "Follow up: Where was Ronnie Rocket directed?"]
+LYNCH = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula, Montana"}
+
+
+def _lynch(q, i):
+    """Intermediate answers; the drifted follow-up gets its own wrong answer; the final answer calls
+    (conclude, MER) read the chain's answer."""
+    return "Los Angeles" if q.startswith("Where was Ronnie Rocket directed") else LYNCH.get(q, "Missoula, Montana")
+
+
+@pytest.mark.parametrize("variant", ["sunar_r", "sunar"])
+def test_follow_up_that_left_the_chain_ends_the_decomposition(variant):
+    out, _ = run(DRIFT, variant=variant, max_hops=3, answer=_lynch, chain_check_after=2)
+    assert [h["question"] for h in out["hops"]] == list(LYNCH)
+    assert any("names none of the 2 answers found; decomposition stopped" in n for n in out["notes"])
+    assert out["answer"] == "Missoula, Montana"
+
+
+def test_chain_check_off_asks_the_drifting_follow_up():
+    out, _ = run(DRIFT, max_hops=3, answer=_lynch, chain_check_after=0)
+    assert out["hops"][-1]["question"] == "Where was Ronnie Rocket directed?" and len(out["hops"]) == 3
+    assert any("hop limit (3)" in n for n in out["notes"]) and out["hops"][-1]["answer"] == "Los Angeles"
+
+
+@pytest.mark.parametrize(("after", "hops"), [(0, 3), (1, 1), (2, 3), (3, 3)])
+def test_chain_check_starts_after_that_many_answers(after, hops):
+    """The second follow-up of a comparison names no answer (it opens the second branch), so
+    checking from one answer on would cut it; from two on, the third follow-up names one and goes on."""
+    steps = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Who directed Persona?", "Follow up: Where was David Lynch born?", "So the final answer is: Missoula"]
+    out, _ = run(steps, max_hops=4, answer=lambda q, i: {"Who directed Persona?": "Ingmar Bergman"}.get(q, _lynch(q, i)), chain_check_after=after)
+    assert len(out["hops"]) == hops
