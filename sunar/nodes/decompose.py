@@ -47,7 +47,7 @@ def restates(follow_up: str, question: str) -> bool:
 
 
 #: Words too common to show that a follow-up names an earlier answer.
-_COMMON = frozenset("and for from with who whom what was were did does which where when how that this his her its not".split())
+_COMMON = frozenset(["and", "for", "from", "with", "who", "whom", "what", "was", "were", "did", "does", "which", "where", "when", "how", "that", "this", "his", "her", "its", "not"])
 
 
 def _content_words(text: str) -> set[str]:
