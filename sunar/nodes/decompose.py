@@ -61,15 +61,44 @@ def builds_on(follow_up: str, hops: list[dict[str, Any]]) -> bool:
     return not found or bool(found & _content_words(follow_up))
 
 
-_SAID = {"echo": "repeated the question", "repeat": "repeated a follow-up"}
+#: People a multi-hop question describes instead of naming ("X's father", "the director of film Y").
+_RELATIONS = (
+    "father|mother|husband|wife|spouse|son|daughter|brother|sister|child|parent|grandfather|grandmother|"
+    "father-in-law|mother-in-law|uncle|aunt|director|composer|author|writer|screenwriter|lyricist|performer|"
+    "producer|founder|creator|designer|architect|painter|singer|publisher|owner|cast member|actor|actress"
+)
+_POSSESSIVE = re.compile(rf"(?:['’]s|s['’])\s+(?:{_RELATIONS})\b", re.IGNORECASE)
+_OF = re.compile(rf"\bthe\s+(?:{_RELATIONS})\s+of\b", re.IGNORECASE)
+_ASKS_FOR_NAME = re.compile(r"^\W*(?:who|whom|whose)\b|^\W*(?:what|which)\s+(?:is|was|are|were)\b", re.IGNORECASE)
+
+
+def describes_hidden(follow_up: str) -> bool:
+    """Whether a follow-up still describes a person instead of asking for them: it holds "X's
+    father" with more words after it, or "the director of ...", and does not ask who that is
+    ("When was X's father born?", not "Who is X's father?" or "What nationality is X's father?")."""
+    if _ASKS_FOR_NAME.search(follow_up):
+        return False
+    if (m := _POSSESSIVE.search(follow_up)) is not None:
+        return any(ch.isalnum() for ch in follow_up[m.end() :])
+    return _OF.search(follow_up) is not None
+
+
+_SAID = {
+    "echo": "repeated the question",
+    "described": "asked its first follow-up about a person it had not named",
+    "repeat": "repeated a follow-up",
+}
 
 
 def _problem(kind: str, text: str, question: str, hops: list[dict[str, Any]], asked: set[str]) -> str:
-    """'echo' (the first follow-up is the question again), 'repeat' (a follow-up asked before) or ''."""
+    """'echo' (the first follow-up is the question again), 'described' (the first follow-up asks
+    about "X's father" before asking who that is), 'repeat' (a follow-up asked before) or ''."""
     if kind != "follow_up":
         return ""
     if not hops and restates(text, question):
         return "echo"
+    if not hops and describes_hidden(text):
+        return "described"
     return "repeat" if normalize_answer(text) in asked else ""
 
 
@@ -90,16 +119,20 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     asked = {normalize_answer(h["question"]) for h in hops}
     problem = _problem(kind, text, question, hops, asked)
     if problem:
-        # Small models often echo the question or ask again what was answered: ask once more.
-        nudge = prompts.SELF_ASK_NUDGE if problem == "echo" else prompts.SELF_ASK_REPEAT_NUDGE
+        # Small models often echo the question, skip its hidden name, or ask again what was
+        # answered: ask once more. A first follow-up sharing no word with the question copied the nudge.
+        nudge = prompts.SELF_ASK_REPEAT_NUDGE if problem == "repeat" else prompts.SELF_ASK_NUDGE
         messages = [*messages, AIMessage(reply), HumanMessage(nudge)]
         retry = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"]).content)
         again, retried = parse_self_ask(retry)
-        if again != "invalid" and not _problem(again, retried, question, hops, asked):
+        on_topic = bool(hops) or again != "follow_up" or bool(_content_words(retried) & _content_words(question))
+        if again != "invalid" and on_topic and not _problem(again, retried, question, hops, asked):
             kind, text = again, retried
             notes = [f"Self-Ask {_SAID[problem]}; asked again and it gave a new step"]
         elif problem == "echo":
             notes = ["Self-Ask repeated the question; it is used as the first sub-question"]
+        elif problem == "described":
+            notes = [f"Self-Ask {_SAID[problem]}; asked again, no better step, so it is kept"]
     if kind == "follow_up":
         if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}

@@ -6,7 +6,7 @@ from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_
 from sunar import prompts
 from sunar.errors import SunarError
 from sunar.graph import build_graph
-from sunar.nodes.decompose import builds_on, parse_self_ask, restates
+from sunar.nodes.decompose import builds_on, describes_hidden, parse_self_ask, restates
 from sunar.nodes.mer import parse_mer
 from sunar.nodes.text import clean_answer
 
@@ -115,20 +115,25 @@ def test_bad_questions_are_one_clear_error(bad):
     assert "\n" not in str(info.value)
 
 
-def _echo_then(after_nudge: str):
-    """A Self-Ask model that first echoes the question, and after the nudge says `after_nudge`."""
-    steps = self_ask_script(["Follow up: Where was the director of Ronnie Rocket born?", "So the final answer is: Missoula"])
+def _nudged(steps: list[str], after_nudge: str, nudge: str = prompts.SELF_ASK_NUDGE):
+    """A Self-Ask model replying `steps` by step number, and `after_nudge` once nudged."""
+    by_step = self_ask_script(steps)
 
     def reply(prompt: str) -> str:
-        return after_nudge if prompts.SELF_ASK_NUDGE in prompt else steps(prompt)
+        return after_nudge if nudge in prompt else by_step(prompt)
 
     return reply
 
 
-def _run_with(self_ask):
-    llm = scripted_llm(self_ask, lambda q, i: "Missoula")
+def _echo_then(after_nudge: str):
+    """A Self-Ask model that first echoes the question, and after the nudge says `after_nudge`."""
+    return _nudged(["Follow up: Where was the director of Ronnie Rocket born?", "So the final answer is: Missoula"], after_nudge)
+
+
+def _run_with(self_ask, question="Where was the director of Ronnie Rocket born?", answer="Missoula"):
+    llm = scripted_llm(self_ask, lambda q, i: answer)
     res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
-    return build_graph("sunar_r").invoke({"question": "Where was the director of Ronnie Rocket born?"}, {"configurable": {"resources": res}}), llm
+    return build_graph("sunar_r").invoke({"question": question}, {"configurable": {"resources": res}}), llm
 
 
 def test_echoed_question_is_asked_again_for_the_hidden_entity():
@@ -152,12 +157,8 @@ def test_restates_is_strict():
 
 def _repeat_then(after_nudge: str):
     """A Self-Ask model that asks its first follow-up again, and after the nudge says `after_nudge`."""
-    steps = self_ask_script(["Follow up: Who directed Ronnie Rocket?", "Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"])
-
-    def reply(prompt: str) -> str:
-        return after_nudge if prompts.SELF_ASK_REPEAT_NUDGE in prompt else steps(prompt)
-
-    return reply
+    steps = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]
+    return _nudged(steps, after_nudge, prompts.SELF_ASK_REPEAT_NUDGE)
 
 
 @pytest.mark.parametrize(
@@ -222,3 +223,47 @@ def test_chain_check_starts_after_that_many_answers(after, hops):
     steps = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Who directed Persona?", "Follow up: Where was David Lynch born?", "So the final answer is: Missoula"]
     out, _ = run(steps, max_hops=4, answer=lambda q, i: {"Who directed Persona?": "Ingmar Bergman"}.get(q, _lynch(q, i)), chain_check_after=after)
     assert len(out["hops"]) == hops
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "expected"),
+    [
+        ("When did Louis II, Count Palatine of Zweibrücken's father die?", True),
+        ("What university did the director of film Everything I Like graduate from?", True),
+        ("When was Hector Macpherson Jr.'s mother born?", True),
+        ("Where was the director of film Ronnie Rocket born?", True),
+        ("Who is Mustafa Zaman Abbasi's father?", False),  # asks for the name
+        ("What nationality is Mustafa Zaman Abbasi's father?", False),  # the description ends it: an echo, not this
+        ("Who plays Marty McFly's daughter in Back to the Future 2?", False),  # who: asks for the person
+        ("What is the director of film Everything I Like?", False),
+        ("Who wrote The Canon of Medicine?", False),
+        ("Which county borders Bancroft's county?", False),  # county: not a person
+        ("Who directed the film Dollar?", False),
+    ],
+)
+def test_describes_hidden(follow_up, expected):
+    assert describes_hidden(follow_up) is expected
+
+
+QUESTION = "When was Hector Macpherson Jr.'s father born?"
+UNSPLIT = "Follow up: When was Hector Macpherson Jr.'s father born in Scotland?"
+
+
+def _described_then(after_nudge: str):
+    """A Self-Ask model whose first follow-up asks about the father before naming him."""
+    return _nudged([UNSPLIT, "Follow up: When was Hector Macpherson Sr. born?", "So the final answer is: 1851"], after_nudge)
+
+
+@pytest.mark.parametrize(
+    ("after_nudge", "first", "note"),
+    [
+        ("Follow up: Who was Hector Macpherson Jr.'s father?", "Who was Hector Macpherson Jr.'s father?", "asked again and it gave a new step"),
+        # copied the instructions: shares no word with the question
+        ("Follow up: Who is the person, place or thing the question describes?", UNSPLIT[11:], "no better step, so it is kept"),
+        ("Follow up: When was Hector Macpherson Jr.'s father born?", UNSPLIT[11:], "no better step, so it is kept"),  # the same problem
+    ],
+)
+def test_first_follow_up_about_an_unnamed_person_is_asked_again_once(after_nudge, first, note):
+    out, _ = _run_with(_described_then(after_nudge), question=QUESTION, answer="Hector Macpherson Sr.")
+    assert out["hops"][0]["question"] == first and len(out["hops"]) == 2
+    assert any("person it had not named" in n and note in n for n in out["notes"])
