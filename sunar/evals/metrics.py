@@ -7,6 +7,10 @@ Answers, against the gold answer and its aliases (best over them), after SQuAD n
 
 Retrieval of the gold supporting paragraphs by the ranked evidence a variant used: Recall@k and
 nDCG@10, computed by trec_eval through ``ir_measures`` (binary relevance).
+
+Comparing two variants on the same questions: a 0/1 metric's wins and losses, question by question,
+with the exact two-sided sign test on the questions where they differ (McNemar's exact test), and a
+Wilson 95% interval for a proportion; both by ``scipy.stats.binomtest``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Iterable, Sequence
 
 import ir_measures
 from ir_measures import R, nDCG
+from scipy.stats import binomtest
 
 from sunar.models.nli import normalize_answer
 
@@ -67,3 +72,23 @@ def retrieval_metrics(ranked_ids: Sequence[str], gold_ids: Iterable[str], ks: Se
     out = {f"recall@{k}": float(values.get(f"R@{k}", 0.0)) for k in ks}
     out["ndcg@10"] = float(values.get("nDCG@10", 0.0))
     return out
+
+
+def proportion_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of successes / n (0..1; (0, 1) when n is 0)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def paired_comparison(variant: Sequence[float], base: Sequence[float]) -> dict[str, float]:
+    """A 0/1 metric of a variant against a baseline, question by question (same order): the
+    questions only the variant gets right (wins), only the baseline gets right (losses), and the
+    exact two-sided sign test p on those (1.0 when they never differ)."""
+    if len(variant) != len(base):
+        raise ValueError(f"paired lists differ in length: {len(variant)} and {len(base)}")
+    wins = sum(1 for a, b in zip(variant, base, strict=True) if a > b)
+    losses = sum(1 for a, b in zip(variant, base, strict=True) if a < b)
+    p = float(binomtest(wins, wins + losses).pvalue) if wins + losses else 1.0
+    return {"n": len(variant), "wins": wins, "losses": losses, "p": p}

@@ -1,6 +1,7 @@
 """Metrics, report and plots of an evaluation run (from its predictions).
 
-metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval metrics, cost}}}
+metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval metrics, cost,
+              cover_em_ci95, vs_self_ask: {n, wins, losses, p}}}}
 report.md:    accuracy, retrieval and cost tables side by side, cost relative to Self-Ask
 accuracy.png, recall.png, cost.png
 """
@@ -13,12 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sunar.evals.metrics import RECALL_KS
+from sunar.evals.metrics import RECALL_KS, paired_comparison, proportion_ci
 
 ANSWER_KEYS = ("cover_em", "em", "f1")
 RETRIEVAL_KEYS = ("recall@1", "recall@10", "ndcg@10")
 COST_KEYS = ("llm_calls", "judge_calls", "loglik_calls", "prompt_tokens", "generated_tokens")
 TIME_KEYS = ("total", "llm", "nli", "scoring", "rest")
+#: The variant every other one is compared with, question by question.
+BASELINE = "self_ask"
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -35,11 +38,25 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     out: dict[str, Any] = {"n": n, "errors": n - len(answered)}
     out.update({k: metric(k) for k in ANSWER_KEYS})
+    out["cover_em_ci95"] = list(proportion_ci(round(out["cover_em"] * n), n))
     out.update({f"recall@{k}": metric(f"recall@{k}") for k in RECALL_KS})
     out["ndcg@10"] = metric("ndcg@10")
     out.update({k: _mean([float(r.get(k, 0)) for r in answered]) for k in (*COST_KEYS, "cached_calls")})
     out["seconds"] = {k: _mean([r["time"][k] for r in answered]) for k in TIME_KEYS}
     return out
+
+
+def _cover(record: dict[str, Any]) -> float:
+    return float((record.get("metrics") or {}).get("cover_em", 0.0))
+
+
+def against(rows: Sequence[dict[str, Any]], variant: str, base: str = BASELINE) -> dict[str, float] | None:
+    """cover-EM of ``variant`` against ``base`` on the questions both answered (failed = wrong)."""
+    baseline = {r["id"]: r for r in rows if r["variant"] == base}
+    pairs = [(r, baseline[r["id"]]) for r in rows if r["variant"] == variant and r["id"] in baseline]
+    if variant == base or not pairs:
+        return None
+    return paired_comparison([_cover(a) for a, _ in pairs], [_cover(b) for _, b in pairs])
 
 
 def aggregate(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -49,6 +66,9 @@ def aggregate(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for dataset in [*datasets, "all"]:
         rows = [r for r in records if dataset in ("all", r["dataset"])]
         out[dataset] = {v: summarise([r for r in rows if r["variant"] == v]) for v in variants if any(r["variant"] == v for r in rows)}
+        for v, summary in out[dataset].items():
+            if (paired := against(rows, v)) is not None:
+                summary[f"vs_{BASELINE}"] = paired
     return out
 
 
@@ -75,10 +95,25 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
     parts += [_table(["variant", *datasets, "all"], rows), ""]
 
     parts += [
+        f"## Against {BASELINE}, question by question (cover-EM; the sign test counts only the questions where the two differ)",
+        "",
+    ]
+    rows = []
+    for v in variants:
+        m = metrics["all"][v]
+        low, high = m["cover_em_ci95"]
+        paired = m.get(f"vs_{BASELINE}")
+        row = [v, m["n"], f"{m['cover_em']:.3f} [{low:.3f}, {high:.3f}]"]
+        row += [paired["wins"], paired["losses"], f"{paired['p']:.3f}"] if paired else ["-", "-", "-"]
+        rows.append(row)
+    header = ["variant", "questions", "cover-EM [95% Wilson CI]", f"right where {BASELINE} was wrong", f"wrong where {BASELINE} was right", "sign test p (two-sided)"]
+    parts += [_table(header, rows), ""]
+
+    parts += [
         "## Cost per question (means; seconds as computed, LLM calls read from the cache count with the time they took)",
         "",
     ]
-    base = metrics["all"].get("self_ask")
+    base = metrics["all"].get(BASELINE)
     rows = []
     for v in variants:
         m, s = metrics["all"][v], metrics["all"][v]["seconds"]

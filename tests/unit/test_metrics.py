@@ -4,7 +4,16 @@ import math
 
 import pytest
 
-from sunar.evals.metrics import answer_metrics, cover_em, exact_match, retrieval_metrics, token_f1
+from sunar.evals.metrics import (
+    answer_metrics,
+    cover_em,
+    exact_match,
+    paired_comparison,
+    proportion_ci,
+    retrieval_metrics,
+    token_f1,
+)
+from sunar.evals.report import aggregate, render
 
 
 @pytest.mark.parametrize(
@@ -48,3 +57,54 @@ def test_perfect_empty_and_duplicate_rankings():
     # beyond rank 10 nothing counts
     assert retrieval_metrics([f"x{i}" for i in range(10)] + ["a"], ["a"])["recall@10"] == 0.0
     assert retrieval_metrics(["a"], []) == {}
+
+
+@pytest.mark.parametrize(
+    ("variant", "base", "wins", "losses", "p"),
+    [
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], 5, 0, 0.0625),  # 2 * (1/2)^5
+        ([1, 0, 1, 1], [0, 1, 1, 0], 2, 1, 1.0),
+        ([1, 0, 1], [1, 0, 1], 0, 0, 1.0),  # never differ
+        ([0] * 10, [1] * 10, 0, 10, 2 / 1024),
+    ],
+)
+def test_paired_comparison_is_the_exact_sign_test(variant, base, wins, losses, p):
+    out = paired_comparison(variant, base)
+    assert (out["n"], out["wins"], out["losses"]) == (len(variant), wins, losses)
+    assert out["p"] == pytest.approx(p)
+
+
+def test_paired_comparison_needs_the_same_questions():
+    with pytest.raises(ValueError, match="differ in length"):
+        paired_comparison([1, 0], [1])
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [(5, 10, 0.2366, 0.7634), (0, 10, 0.0, 0.2775), (10, 10, 0.7225, 1.0), (0, 0, 0.0, 1.0)],
+)
+def test_wilson_interval(k, n, low, high):
+    assert proportion_ci(k, n) == pytest.approx((low, high), abs=1e-4)
+
+
+def _record(qid, dataset, variant, cover):
+    return {
+        "id": qid, "dataset": dataset, "variant": variant, "metrics": {"cover_em": float(cover)},
+        "time": dict.fromkeys(("total", "llm", "nli", "scoring", "rest"), 1.0), "llm_calls": 2,
+    }
+
+
+def test_report_compares_each_variant_with_self_ask_question_by_question():
+    right = {"self_ask": "q1", "sunar": "q1 q2 q3", "sunar_r": "q2"}
+    records = [_record(q, "musique" if q != "q4" else "2wiki", v, q in right[v].split()) for v in right for q in ("q1", "q2", "q3", "q4")]
+    records.append({**_record("q5", "2wiki", "sunar", 0), "error": "model server down"})  # no self_ask pair
+    metrics = aggregate(records)
+    assert "vs_self_ask" not in metrics["all"]["self_ask"]
+    assert metrics["all"]["sunar"]["vs_self_ask"] == {"n": 4, "wins": 2, "losses": 0, "p": 0.5}
+    assert metrics["all"]["sunar_r"]["vs_self_ask"] == {"n": 4, "wins": 1, "losses": 1, "p": 1.0}
+    assert metrics["musique"]["sunar"]["vs_self_ask"]["n"] == 3
+    assert metrics["all"]["sunar"]["n"] == 5 and metrics["all"]["sunar"]["cover_em"] == pytest.approx(3 / 5)
+    assert metrics["all"]["sunar"]["cover_em_ci95"] == pytest.approx(list(proportion_ci(3, 5)))
+    report = render(metrics, {})
+    assert "| sunar | 5 | 0.600 [0.231, 0.882] | 2 | 0 | 0.500 |" in report
+    assert "| self_ask | 4 | 0.250 [0.046, 0.699] | - | - | - |" in report
