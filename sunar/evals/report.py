@@ -153,9 +153,12 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
     for ax, key in zip(axes[0], ANSWER_KEYS, strict=True):
         for i, v in enumerate(variants):
             values = [metrics[d].get(v, {}).get(key, 0.0) for d in datasets]
-            ax.bar([x + i * width for x in range(len(datasets))], values, width, label=v)
+            # cover-EM is a proportion: its Wilson 95% interval as error bars
+            intervals = [metrics[d].get(v, {}).get("cover_em_ci95", [y, y]) for d, y in zip(datasets, values, strict=True)]
+            yerr = [[y - lo for y, (lo, _) in zip(values, intervals, strict=True)], [hi - y for y, (_, hi) in zip(values, intervals, strict=True)]]
+            ax.bar([x + i * width for x in range(len(datasets))], values, width, label=v, yerr=yerr if key == "cover_em" else None, capsize=2)
         ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(datasets))], datasets)
-        ax.set_title(key.replace("_", "-").upper() if key != "cover_em" else "cover-EM")
+        ax.set_title(key.replace("_", "-").upper() if key != "cover_em" else "cover-EM (95% Wilson CI)")
         ax.set_ylim(0, 1)
     axes[0][0].legend(fontsize=8)
     paths.append(_save(fig, out / "accuracy.png"))
