@@ -46,8 +46,10 @@ def restates(follow_up: str, question: str) -> bool:
     return bool(a) and len(a & b) / len(a | b) >= 0.95
 
 
-#: Words too common to show that a follow-up names an earlier answer.
-_COMMON = frozenset(["and", "for", "from", "with", "who", "whom", "what", "was", "were", "did", "does", "which", "where", "when", "how", "that", "this", "his", "her", "its", "not"])
+#: Words too common to show that a follow-up names an earlier answer ("unknown" is no answer).
+_COMMON = frozenset(
+    ["and", "for", "from", "with", "who", "whom", "what", "was", "were", "did", "does", "which", "where", "when", "how", "that", "this", "his", "her", "its", "not", "unknown"]
+)
 
 
 def _content_words(text: str) -> set[str]:

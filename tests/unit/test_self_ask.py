@@ -185,6 +185,7 @@ def test_repeated_follow_up_is_asked_again_once(after_nudge, hops, answer):
         ("Where was he born in 1875?", ["1875"], True),
         ("Which film came out first?", ["Jaws", "Persona"], False),
         ("What is the capital of it?", ["US", "of"], True),  # no answer has a content word: cannot tell
+        ("When was Pablo Picasso born?", ["unknown", "Unknown."], True),  # no answers found: cannot tell
         ("Who is the director?", [], True),
     ],
 )
