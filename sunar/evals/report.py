@@ -52,9 +52,11 @@ def _cover(record: dict[str, Any]) -> float:
 
 def against(rows: Sequence[dict[str, Any]], variant: str, base: str = BASELINE) -> dict[str, float] | None:
     """cover-EM of ``variant`` against ``base`` on the questions both answered (failed = wrong)."""
+    if variant == base:
+        return None
     baseline = {r["id"]: r for r in rows if r["variant"] == base}
     pairs = [(r, baseline[r["id"]]) for r in rows if r["variant"] == variant and r["id"] in baseline]
-    if variant == base or not pairs:
+    if not pairs:
         return None
     return paired_comparison([_cover(a) for a, _ in pairs], [_cover(b) for _, b in pairs])
 
@@ -153,10 +155,11 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
     for ax, key in zip(axes[0], ANSWER_KEYS, strict=True):
         for i, v in enumerate(variants):
             values = [metrics[d].get(v, {}).get(key, 0.0) for d in datasets]
-            # cover-EM is a proportion: its Wilson 95% interval as error bars
-            intervals = [metrics[d].get(v, {}).get("cover_em_ci95", [y, y]) for d, y in zip(datasets, values, strict=True)]
-            yerr = [[y - lo for y, (lo, _) in zip(values, intervals, strict=True)], [hi - y for y, (_, hi) in zip(values, intervals, strict=True)]]
-            ax.bar([x + i * width for x in range(len(datasets))], values, width, label=v, yerr=yerr if key == "cover_em" else None, capsize=2)
+            yerr = None
+            if key == "cover_em":  # a proportion: its Wilson 95% interval as error bars
+                intervals = [metrics[d].get(v, {}).get("cover_em_ci95", [y, y]) for d, y in zip(datasets, values, strict=True)]
+                yerr = [[y - lo for y, (lo, _) in zip(values, intervals, strict=True)], [hi - y for y, (_, hi) in zip(values, intervals, strict=True)]]
+            ax.bar([x + i * width for x in range(len(datasets))], values, width, label=v, yerr=yerr, capsize=2)
         ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(datasets))], datasets)
         ax.set_title(key.replace("_", "-").upper() if key != "cover_em" else "cover-EM (95% Wilson CI)")
         ax.set_ylim(0, 1)
