@@ -55,12 +55,15 @@ def test_clean_answer():
 CORPUS = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."), ("d2", "David Lynch", "Lynch was born in Missoula."))
 
 
-def run(steps, variant="sunar_r", max_hops=4, answer=lambda q, i: "David Lynch", question="Where was the director of Ronnie Rocket born?", **settings):
-    llm = scripted_llm(self_ask_script(steps), answer)
+def _graph(self_ask, answer, variant="sunar_r", question="Where was the director of Ronnie Rocket born?", **settings):
+    """Run a graph over CORPUS with a scripted Self-Ask model; returns (output, llm)."""
+    llm = scripted_llm(self_ask, answer)
     res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
-    configurable = {"resources": res, "max_hops": max_hops, "samples": 2, **settings}
-    out = build_graph(variant).invoke({"question": question}, {"configurable": configurable})
-    return out, llm
+    return build_graph(variant).invoke({"question": question}, {"configurable": {"resources": res, **settings}}), llm
+
+
+def run(steps, variant="sunar_r", max_hops=4, answer=lambda q, i: "David Lynch", question="Where was the director of Ronnie Rocket born?", **settings):
+    return _graph(self_ask_script(steps), answer, variant, question, max_hops=max_hops, samples=2, **settings)
 
 
 def test_two_hops_then_final_answer():
@@ -131,9 +134,7 @@ def _echo_then(after_nudge: str):
 
 
 def _run_with(self_ask, question="Where was the director of Ronnie Rocket born?", answer="Missoula"):
-    llm = scripted_llm(self_ask, lambda q, i: answer)
-    res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
-    return build_graph("sunar_r").invoke({"question": question}, {"configurable": {"resources": res}}), llm
+    return _graph(self_ask, lambda q, i: answer, question=question)
 
 
 def test_echoed_question_is_asked_again_for_the_hidden_entity():
