@@ -59,7 +59,7 @@ def _content_words(text: str) -> set[str]:
 def builds_on(follow_up: str, hops: list[dict[str, Any]]) -> bool:
     """Whether a follow-up names one of the answers found so far (any content word of one), or
     whether that cannot be told (no answer has a content word)."""
-    found = set().union(*(_content_words(str(h.get("answer", ""))) for h in hops)) if hops else set()
+    found = set().union(*(_content_words(str(h.get("answer", ""))) for h in hops))
     return not found or bool(found & _content_words(follow_up))
 
 
