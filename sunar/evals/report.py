@@ -1,8 +1,9 @@
 """Metrics, report and plots of an evaluation run (from its predictions).
 
 metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval metrics, cost,
-              cover_em_ci95, vs_self_ask: {n, wins, losses, p}}}}
-report.md:    accuracy, retrieval and cost tables side by side, cost relative to Self-Ask
+              cover_em_ci95, vs_self_ask: {n, wins, losses, p}, wrong_answers: {stage: count}}}}
+report.md:    accuracy, retrieval and cost tables side by side, where the wrong answers were lost, cost
+              relative to Self-Ask
 accuracy.png, recall.png, cost.png
 """
 
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sunar.evals.metrics import RECALL_KS, paired_comparison, proportion_ci
+from sunar.evals.metrics import RECALL_KS, cover_em, paired_comparison, proportion_ci
 
 ANSWER_KEYS = ("cover_em", "em", "f1")
 RETRIEVAL_KEYS = ("recall@1", "recall@10", "ndcg@10")
@@ -22,6 +24,10 @@ COST_KEYS = ("llm_calls", "judge_calls", "loglik_calls", "prompt_tokens", "gener
 TIME_KEYS = ("total", "llm", "nli", "scoring", "rest")
 #: The variant every other one is compared with, question by question.
 BASELINE = "self_ask"
+#: Where a wrong answer was lost, told by where the gold answer's text is in the ranked evidence:
+#: among the first ``l`` documents (in the MER variants, the documents MER read: the reasoning over
+#: them failed), only lower down (retrieved, then ranked out), or nowhere (never retrieved).
+STAGES = {"in_top": "in the first l documents", "lower": "only below the first l", "not_retrieved": "in no document"}
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -61,7 +67,29 @@ def against(rows: Sequence[dict[str, Any]], variant: str, base: str = BASELINE) 
     return paired_comparison([_cover(a) for a, _ in pairs], [_cover(b) for _, b in pairs])
 
 
-def aggregate(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def evidence_read(configuration: dict[str, Any]) -> int:
+    """l: how many of the first documents MER reads under this configuration."""
+    from sunar.config import Configuration
+
+    return Configuration.from_runnable_config({"configurable": configuration}).evidence
+
+
+def stage_lost(record: dict[str, Any], texts: Mapping[str, str], top: int) -> str | None:
+    """The :data:`STAGES` key of a wrong answer (None for a right one or a failed question): where
+    the gold answer's text (or an alias, normalised as for cover-EM) appears in the evidence."""
+    if record.get("error") or _cover(record):
+        return None
+    ids = record.get("evidence_ids") or []
+
+    def holds(chunk: Sequence[str]) -> bool:
+        return any(cover_em(texts.get(i, ""), record["gold"]) for i in chunk)
+
+    return "in_top" if holds(ids[:top]) else "lower" if holds(ids[top:]) else "not_retrieved"
+
+
+def aggregate(records: Sequence[dict[str, Any]], texts: Mapping[str, str] | None = None, top: int = 10) -> dict[str, dict[str, Any]]:
+    """Metrics per dataset (and "all") and variant; with the corpus ``texts`` (id -> title and
+    text), also where the wrong answers were lost (:func:`stage_lost`, first ``top`` documents)."""
     datasets = sorted({r["dataset"] for r in records})
     variants = list(dict.fromkeys(r["variant"] for r in records))
     out: dict[str, dict[str, Any]] = {}
@@ -71,6 +99,9 @@ def aggregate(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for v, summary in out[dataset].items():
             if (paired := against(rows, v)) is not None:
                 summary[f"vs_{BASELINE}"] = paired
+            if texts is not None:
+                lost = Counter(stage_lost(r, texts, top) for r in rows if r["variant"] == v)
+                summary["wrong_answers"] = {stage: lost[stage] for stage in STAGES}
     return out
 
 
@@ -110,6 +141,16 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
         rows.append(row)
     header = ["variant", "questions", "cover-EM [95% Wilson CI]", f"right where {BASELINE} was wrong", f"wrong where {BASELINE} was right", "sign test p (two-sided)"]
     parts += [_table(header, rows), ""]
+
+    if all("wrong_answers" in metrics["all"][v] for v in variants):
+        top = evidence_read(configuration)
+        parts += [
+            f"## Where the wrong answers were lost: the gold answer's text in the ranked evidence (l = {top}; "
+            "the MER variants read the first l)",
+            "",
+        ]
+        rows = [[v, sum(metrics["all"][v]["wrong_answers"].values())] + [metrics["all"][v]["wrong_answers"][k] for k in STAGES] for v in variants]
+        parts += [_table(["variant", "wrong answers", *STAGES.values()], rows), ""]
 
     parts += [
         "## Cost per question (means; seconds as computed, LLM calls read from the cache count with the time they took)",
@@ -193,10 +234,12 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
     return paths
 
 
-def write_report(out: Path, records: Sequence[dict[str, Any]], configuration: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def write_report(
+    out: Path, records: Sequence[dict[str, Any]], configuration: dict[str, Any], texts: Mapping[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
     if not records:
         return {}
-    metrics = aggregate(records)
+    metrics = aggregate(records, texts, evidence_read(configuration))
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     (out / "report.md").write_text(render(metrics, configuration))
     plot(metrics, out)

@@ -27,6 +27,7 @@ from sunar.config import CPU_PROFILE, sunar_home
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.evals.data import Question, read_questions
 from sunar.evals.metrics import answer_metrics, retrieval_metrics
+from sunar.stores.corpus import read_corpus
 
 log = logging.getLogger("sunar")
 #: Nodes whose time is retrieval and scorer (cross-encoder) time: SUNAR's NAR batches and MER's
@@ -229,7 +230,8 @@ def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[
         bar.close()
     wanted = {(q.id, v) for q in questions for v in settings.variants}
     records = [r for key, r in latest(read_predictions(predictions_path)).items() if key in wanted]
-    write_report(out, records, configurable)
+    texts = {d.id: d.content for d in read_corpus(settings.corpus)}
+    write_report(out, records, configurable, texts)
     return out
 
 

@@ -35,8 +35,10 @@ def test_eval_writes_predictions_metrics_report_and_plots_and_resumes_for_free(t
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["all"]["sunar"]["n"] == 3 and metrics["all"]["sunar"]["cover_em"] == 1.0
     assert metrics["all"]["self_ask"]["recall@10"] > 0
+    assert metrics["all"]["sunar"]["wrong_answers"] == {"in_top": 0, "lower": 0, "not_retrieved": 0}
     report = (out / "report.md").read_text()
     assert "| sunar |" in report and "cover-EM" in report and "vs self_ask" in report
+    assert "Where the wrong answers were lost" in report and "(l = 3;" in report
     for png in ("accuracy.png", "recall.png", "cost.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

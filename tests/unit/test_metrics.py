@@ -13,7 +13,7 @@ from sunar.evals.metrics import (
     retrieval_metrics,
     token_f1,
 )
-from sunar.evals.report import aggregate, render
+from sunar.evals.report import aggregate, render, stage_lost
 
 
 @pytest.mark.parametrize(
@@ -108,3 +108,51 @@ def test_report_compares_each_variant_with_self_ask_question_by_question():
     report = render(metrics, {})
     assert "| sunar | 5 | 0.600 [0.231, 0.882] | 2 | 0 | 0.500 |" in report
     assert "| self_ask | 4 | 0.250 [0.046, 0.699] | - | - | - |" in report
+
+
+TEXTS = {
+    "lynch": "Ronnie Rocket\nRonnie Rocket is an unfinished film project written by David Lynch.",
+    "born": "David Lynch\nDavid Lynch was born in Missoula, Montana.",
+    "other": "Kyle MacLachlan\nKyle MacLachlan was born in Yakima, Washington.",
+}
+
+
+def _answered(answer, evidence, gold=("Missoula",), variant="sunar", qid="q1"):
+    cover = float("missoula" in answer.lower())
+    return {**_record(qid, "2wiki", variant, cover), "answer": answer, "gold": list(gold), "evidence_ids": evidence}
+
+
+@pytest.mark.parametrize(
+    ("answer", "evidence", "stage"),
+    [
+        ("Missoula", ["lynch", "other"], None),  # right: not lost anywhere
+        ("David Lynch", ["lynch", "born", "other"], "in_top"),  # MER read the answer and missed it
+        ("David Lynch", ["lynch", "other", "born"], "lower"),  # retrieved, ranked below the first l
+        ("Yakima", ["lynch", "other"], "not_retrieved"),
+        ("Yakima", [], "not_retrieved"),
+        ("Yakima", ["lynch", "unknown-id"], "not_retrieved"),  # an id missing from the corpus holds nothing
+    ],
+)
+def test_stage_lost_finds_the_gold_answer_in_the_ranked_evidence(answer, evidence, stage):
+    assert stage_lost(_answered(answer, evidence), TEXTS, top=2) == stage
+
+
+def test_stage_lost_skips_failed_questions():
+    assert stage_lost({"id": "q1", "variant": "sunar", "error": "model server down"}, TEXTS, top=2) is None
+
+
+def test_report_counts_where_the_wrong_answers_were_lost():
+    records = [
+        _answered("Missoula", ["lynch", "born"], qid="q1"),
+        _answered("David Lynch", ["lynch", "born"], qid="q2"),
+        _answered("David Lynch", ["lynch", "other", "born"], qid="q3"),
+        _answered("Yakima", ["other"], qid="q4"),
+        _answered("Yakima", ["other"], qid="q1", variant="self_ask"),
+    ]
+    metrics = aggregate(records, TEXTS, top=2)
+    assert metrics["all"]["sunar"]["wrong_answers"] == {"in_top": 1, "lower": 1, "not_retrieved": 1}
+    assert metrics["all"]["self_ask"]["wrong_answers"] == {"in_top": 0, "lower": 0, "not_retrieved": 1}
+    report = render(metrics, {"evidence": 2})
+    assert "(l = 2; the MER variants read the first l)" in report
+    assert "| sunar | 3 | 1 | 1 | 1 |" in report
+    assert "Where the wrong answers" not in render(aggregate(records), {})  # without the corpus: no table
