@@ -98,6 +98,13 @@ class Configuration:
         "so far ends the decomposition (a small model drifts back to the question's own entities "
         "instead of giving the final answer). 0: off, as in the paper.",
     )
+    keep_per_hop: int = _f(
+        0,
+        "MER's evidence: each sub-question's this-many best documents are kept before the rest of "
+        "the hops' evidence is re-ranked against the question. A later hop's answer document "
+        "rarely names the question's own entities, so re-ranking alone can drop it. 0: re-rank "
+        "everything, as the official code does.",
+    )
     max_tokens: int = _f(256, "Most tokens the LLM may generate per call.")
     # --- other systems: GenSco and RA-ISF ------------------------------------------------------
     gensco_candidates: int = _f(
