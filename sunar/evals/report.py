@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sunar.config import Configuration
 from sunar.evals.metrics import RECALL_KS, cover_em, paired_comparison, proportion_ci
 
 ANSWER_KEYS = ("cover_em", "em", "f1")
@@ -69,8 +70,6 @@ def against(rows: Sequence[dict[str, Any]], variant: str, base: str = BASELINE) 
 
 def evidence_read(configuration: dict[str, Any]) -> int:
     """l: how many of the first documents MER reads under this configuration."""
-    from sunar.config import Configuration
-
     return Configuration.from_runnable_config({"configurable": configuration}).evidence
 
 
