@@ -118,8 +118,7 @@ TEXTS = {
 
 
 def _answered(answer, evidence, gold=("Missoula",), variant="sunar", qid="q1"):
-    cover = float("missoula" in answer.lower())
-    return {**_record(qid, "2wiki", variant, cover), "answer": answer, "gold": list(gold), "evidence_ids": evidence}
+    return {**_record(qid, "2wiki", variant, cover_em(answer, gold)), "answer": answer, "gold": list(gold), "evidence_ids": evidence}
 
 
 @pytest.mark.parametrize(
