@@ -14,7 +14,7 @@ from sunar.config import Configuration
 from sunar.nodes.text import UNKNOWN, clean_answer
 from sunar.runtime import node, resources
 
-_FINAL = re.compile(r"\[?final answer\]?\s*:", re.IGNORECASE)
+_FINAL = re.compile(r"\[final answer\]\s*:?|final answer\s*:", re.IGNORECASE)
 _RATIONALE = re.compile(r"^\s*\[?answer\]?\s*:\s*", re.IGNORECASE)
 
 

@@ -41,6 +41,9 @@ def test_parse_self_ask(text, expected):
         ("Reasoning here.\nMissoula", ("Reasoning here.", "Missoula", False)),
         ("", ("", "unknown", False)),
         ("[Final Answer]: I don't know", ("", "unknown", True)),
+        # the colon dropped (seen on dev: "[Final Answer] Neil Patrick Harris")
+        ("[Answer]: Harris plays him.\n[Final Answer] Neil Patrick Harris", ("Harris plays him.", "Neil Patrick Harris", True)),
+        ("Reasoning.\n[Final Answer] Clancy Brown", ("Reasoning.", "Clancy Brown", True)),
     ],
 )
 def test_parse_mer(text, expected):
@@ -50,6 +53,8 @@ def test_parse_mer(text, expected):
 def test_clean_answer():
     assert clean_answer("  Short answer: \"Missoula\".\nmore") == "Missoula"
     assert clean_answer("") == "unknown" and clean_answer("Not mentioned in the documents") == "unknown"
+    assert clean_answer("[Final Answer] Clancy Brown") == "Clancy Brown" == clean_answer("[Answer]: Clancy Brown")
+    assert clean_answer("Answer key") == "Answer key"  # a label needs its colon unless bracketed
 
 
 CORPUS = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."), ("d2", "David Lynch", "Lynch was born in Missoula."))
