@@ -8,7 +8,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from sunar.errors import SunarError
 
@@ -103,6 +103,9 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
             values[key] = type(default)(raw) if not isinstance(default, bool) else raw.lower() in {"1", "true", "yes"}
         except ValueError:
             raise SunarError(f"--set {key}: {raw!r} is not a {type(default).__name__}") from None
+        hint = get_type_hints(Configuration)[key]
+        if get_origin(hint) is Literal and values[key] not in get_args(hint):
+            raise SunarError(f"--set {key}: {raw!r} is not one of {', '.join(map(str, get_args(hint)))}")
     return values
 
 

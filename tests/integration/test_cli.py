@@ -23,6 +23,7 @@ def sunar(*args, timeout=1800, env=None):
         (["ask", "Who?", "--variant", "nope"], "unknown variant"),
         (["ask", "Who?", "--index", "/nonexistent/index"], "sunar index CORPUS --index /nonexistent/index"),
         (["ask", "Who?", "--set", "budget=lots"], "is not a int"),
+        (["ask", "Who?", "--set", "rescoring=both"], "is not one of paper, official"),
         (["ask", "Who?", "--llm", "ollama:llama3.1"], "ollama serve"),
         (["index", "/nonexistent.jsonl", "--index", "/tmp/x"], "corpus file not found"),
     ],

@@ -3,6 +3,7 @@
 import pytest
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar.config import CPU_PROFILE
 from sunar.graph import build_graph
 from sunar.nodes.rescore import divisor, rescored
 
@@ -48,6 +49,16 @@ def test_official_rescoring_uses_contradicting_pairs():
     assert first["contradictions"] == 5
     assert first["rescored"] == pytest.approx([0.8 / 2.5, 0.6 / 2.5])
     assert second["contradictions"] == 0 and second["rescored"] == pytest.approx([0.9, 0.3])
+
+
+def test_one_dissenting_sample_of_three():
+    """The cpu profile's case (m=3): answers A, B, A. The paper's formula halves the batch, so a
+    batch whose samples agree (even on an off-topic answer) outranks it; the official penalty
+    (2 contradicting pairs / 2) leaves it whole."""
+    split = {"sets": [[0, 2], [1]], "contradictions": 2}
+    assert divisor(split, "paper") == 2.0 and divisor(split, "official") == 1.0
+    assert divisor({"sets": [[0], [1], [2]], "contradictions": 3}, "official") == 1.5
+    assert CPU_PROFILE["rescoring"] == "official"
 
 
 def test_divisor_and_negative_scores():
