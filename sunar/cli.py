@@ -94,6 +94,7 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
     values: dict[str, Any] = dict(CPU_PROFILE) if profile == "cpu" else {}
     values.update(llm=llm, scorer=args.scorer, nli=args.nli, index_dir=args.index or "", chroma_url=getattr(args, "chroma_url", "") or "")
     known = {f.name: f for f in fields(Configuration)}
+    choices = {name: get_args(hint) for name, hint in get_type_hints(Configuration).items() if get_origin(hint) is Literal}
     for item in args.set or []:
         key, sep, raw = item.partition("=")
         if not sep or key not in known:
@@ -103,9 +104,8 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
             values[key] = type(default)(raw) if not isinstance(default, bool) else raw.lower() in {"1", "true", "yes"}
         except ValueError:
             raise SunarError(f"--set {key}: {raw!r} is not a {type(default).__name__}") from None
-        hint = get_type_hints(Configuration)[key]
-        if get_origin(hint) is Literal and values[key] not in get_args(hint):
-            raise SunarError(f"--set {key}: {raw!r} is not one of {', '.join(map(str, get_args(hint)))}")
+        if key in choices and values[key] not in choices[key]:
+            raise SunarError(f"--set {key}: {raw!r} is not one of {', '.join(map(str, choices[key]))}")
     return values
 
 
