@@ -14,8 +14,8 @@ from pathlib import Path
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sunar.config import sunar_home
 from sunar.errors import SunarError
+from sunar.paths import sunar_home
 
 
 def default_path() -> Path:

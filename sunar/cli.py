@@ -7,14 +7,13 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import fields
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any
 
 from sunar.errors import SunarError
 
 log = logging.getLogger("sunar")
 # Checkpoints are written before the next step starts: a killed run resumes from its last finished
-# node. Measured overhead (python -m sunar.evals.bench_checkpoint) is ms per node against seconds of
+# node. Measured overhead (python -m benchmarks.bench_checkpoint) is ms per node against seconds of
 # LLM work, so the safest mode costs nothing noticeable.
 DURABILITY = "sync"
 
@@ -47,8 +46,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from sunar.models import gguf
     from sunar.models.embedder import BUNDLED, hf_cached, package_folder
-    from sunar.models.llm import OLLAMA_URL, ollama_models, resolve_llm
     from sunar.models.nli import CACHED_NLI_CANDIDATES, resolve_nli
+    from sunar.models.ollama import OLLAMA_URL, ollama_models
+    from sunar.models.providers import resolve_llm
     from sunar.models.scorer import PAPER_CROSS_ENCODER, resolve_scorer
 
     def row(name: str, state: str) -> None:
@@ -83,44 +83,26 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def run_config(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``configurable`` dict for a run: the profile, then --llm/--scorer/--nli/--index, then --set."""
-    from sunar.config import CPU_PROFILE, Configuration
-    from sunar.models.llm import resolve_llm
+    """The run's configuration from the command line (--llm/--scorer/--nli/--profile/--index,
+    then --set), checked and resolved once: every field, as the ``configurable`` section."""
+    from sunar.configuration import Configuration
 
-    llm, reason = resolve_llm(args.llm)
-    if args.llm == "auto":
-        log.info("llm: auto -> %s (%s)", llm, reason)
-    profile = args.profile or ("cpu" if llm.startswith("embedded:") else "paper")
-    values: dict[str, Any] = dict(CPU_PROFILE) if profile == "cpu" else {}
-    values.update(llm=llm, scorer=args.scorer, nli=args.nli, index_dir=args.index or "", chroma_url=getattr(args, "chroma_url", "") or "")
-    known = {f.name: f for f in fields(Configuration)}
-    choices = {name: get_args(hint) for name, hint in get_type_hints(Configuration).items() if get_origin(hint) is Literal}
+    values: dict[str, Any] = {"llm": args.llm, "scorer": args.scorer, "nli": args.nli}
+    if args.profile:
+        values["profile"] = args.profile
+    if getattr(args, "index", ""):
+        values["index_dir"] = args.index
+    if getattr(args, "chroma_url", ""):
+        values["chroma_url"] = args.chroma_url
     for item in args.set or []:
         key, sep, raw = item.partition("=")
-        if not sep or key not in known:
-            raise SunarError(f"--set takes FIELD=VALUE with a field of: {', '.join(known)}")
-        default = known[key].default
-        try:
-            values[key] = type(default)(raw) if not isinstance(default, bool) else raw.lower() in {"1", "true", "yes"}
-        except ValueError:
-            raise SunarError(f"--set {key}: {raw!r} is not a {type(default).__name__}") from None
-        if key in choices and values[key] not in choices[key]:
-            raise SunarError(f"--set {key}: {raw!r} is not one of {', '.join(map(str, choices[key]))}")
-    return values
-
-
-def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
-    return {
-        "question": out.get("question"),
-        "variant": variant,
-        "answer": out.get("answer"),
-        "confidence": out.get("confidence"),
-        "reasoning_path": out.get("reasoning_path") or [],
-        "evidence": [{"id": e["id"], "title": e["title"], "score": round(e["score"], 4), "text": e["text"]} for e in out.get("evidence") or []],
-        "rationale": out.get("rationale") or "",
-        "notes": out.get("notes") or [],
-        "usage": out.get("usage") or {},
-    }
+        if not sep or not key:
+            raise SunarError(f"--set takes FIELD=VALUE with a field of: {', '.join(Configuration.model_fields)}")
+        values[key.strip()] = raw
+    cfg = Configuration.resolve(values)
+    if args.llm == "auto":
+        log.info("llm: auto -> %s", cfg.llm)
+    return cfg.values()
 
 
 def print_result(record: dict[str, Any]) -> None:
@@ -147,57 +129,6 @@ def print_result(record: dict[str, Any]) -> None:
     )
 
 
-def describe(node: str, update: dict[str, Any]) -> str | None:
-    """One terminal line for a node's state update (None: nothing worth showing)."""
-    batch = update.get("batch") or {}
-    if node == "decompose":
-        if update.get("sub_question"):
-            return f"follow-up: {update['sub_question']}"
-        return f"decomposition done{': ' + update['draft_answer'] if update.get('draft_answer') else ''}"
-    if node == "retrieve":
-        return f"first stage: {len(update.get('ranking') or [])} documents"
-    if node == "select_batch":
-        scores = ", ".join(f"{x:.2f}" for x in batch.get("scores") or [])
-        return f"batch from {batch.get('source')}: {len(batch.get('ids') or [])} documents scored [{scores}]"
-    if node == "sample_answers":
-        return f"sampled answers: {batch.get('answers')}"
-    if node == "cluster":
-        return f"semantic sets: s = {len(batch.get('sets') or [])}"
-    if node == "rescore":
-        return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
-    if node == "answer_hop":
-        hop = (update.get("hops") or [{}])[-1]
-        return f"intermediate answer: {hop.get('answer')} (from {len(hop.get('evidence') or [])} documents)"
-    if node == "gather":
-        return f"evidence for the final answer: {len(update.get('evidence') or [])} documents"
-    if node == "final":
-        return f"final answer: {update.get('answer')}"
-    if node == "confidence":
-        return f"confidence: {update.get('confidence', 0):.0%}"
-    return None
-
-
-def stream_steps(graph: Any, payload: dict[str, Any] | None, config: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    """Run the graph showing each step on stderr as it happens, and the final answer's tokens."""
-    out: dict[str, Any] = {}
-    in_tokens = False
-    for mode, item in graph.stream(payload, config, stream_mode=["updates", "messages", "values"], **kwargs):
-        if mode == "values":
-            out = item
-        elif mode == "messages":
-            chunk, meta = item
-            if meta.get("langgraph_node") == "final" and chunk.content:
-                print(("" if in_tokens else "[final] ") + str(chunk.content), end="", file=sys.stderr, flush=True)
-                in_tokens = True
-        else:
-            for node, update in item.items():
-                line = describe(node, update or {})
-                if line:
-                    print(("\n" if in_tokens else "") + f"[{node}] {line}", file=sys.stderr, flush=True)
-                    in_tokens = False
-    return out
-
-
 def unfinished(snapshot: Any, question: str) -> bool:
     """Whether the thread's last run asked ``question`` and did not reply yet. (A run killed
     after a node finished but before the next checkpoint has no ``next`` and its node's writes
@@ -208,17 +139,18 @@ def unfinished(snapshot: Any, question: str) -> bool:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from sunar.graph import GRAPH_NAMES, build_graph
+    from sunar.graph import GRAPHS, build_graph, check_graph
     from sunar.nodes.ask import validate_question
+    from sunar.result import result_record
+    from sunar.streaming import stream_steps
 
     question = validate_question(args.question)
-    if args.variant not in GRAPH_NAMES:
-        raise SunarError(f"unknown variant '{args.variant}'; choose one of: {', '.join(GRAPH_NAMES)}")
+    describe = GRAPHS[check_graph(args.variant)].describe
     configurable = run_config(args)
     config: dict[str, Any] = {"configurable": configurable, "recursion_limit": 1000}
     if not args.thread:
         graph = build_graph(args.variant)
-        out = stream_steps(graph, {"question": question}, config) if args.stream else graph.invoke({"question": question}, config)
+        out = stream_steps(graph, {"question": question}, config, describe) if args.stream else graph.invoke({"question": question}, config)
     else:
         from sunar.checkpoints import open_checkpointer
 
@@ -230,7 +162,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 log.info("resuming the unfinished run on thread %s", args.thread)
             payload = None if resume else {"question": question}
             if args.stream:
-                out = stream_steps(graph, payload, config, durability=DURABILITY)
+                out = stream_steps(graph, payload, config, describe, durability=DURABILITY)
             else:
                 out = graph.invoke(payload, config, durability=DURABILITY)
     record = result_record(out, args.variant)
@@ -265,7 +197,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", default="auto", help="auto, ollama:<model> or embedded:<name>")
     p.add_argument("--scorer", default="auto")
     p.add_argument("--nli", default="auto")
-    p.add_argument("--profile", choices=["paper", "cpu"], help="paper settings, or the smaller CPU profile (default for the embedded model)")
+    p.add_argument("--profile", choices=["auto", "paper", "cpu"], help="defaults for the fields not set: the paper's, or the smaller CPU ones (auto: cpu with the embedded model)")
     p.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a configuration field (repeatable)")
 
 

@@ -16,3 +16,7 @@ class ModelUnavailable(SunarError):
 
 class IndexNotReady(SunarError):
     """The index is missing, incomplete or incompatible."""
+
+
+class ConfigurationError(SunarError):
+    """A configuration value is unknown, of the wrong type or out of range."""

@@ -1,4 +1,4 @@
-"""State schemas of the SUNAR graphs.
+"""The state of the SUNAR graphs, and the input, output and records every graph shares.
 
 The state is small enough to checkpoint: documents are kept by id with their scores, and text only
 for the evidence that prompts use. Names follow Algorithm 1 of the paper:
@@ -13,10 +13,13 @@ for the evidence that prompts use. Names follow Algorithm 1 of the paper:
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+
+from sunar.stores.corpus import Document
 
 Pool = Literal["ranking", "neighbours"]
 
@@ -28,6 +31,11 @@ class Evidence(TypedDict):
     title: str
     text: str
     score: float
+
+
+def evidence_of(docs: Sequence[Document], scores: Mapping[str, float]) -> list[Evidence]:
+    """Evidence records of documents, with their scores (0 where none is given)."""
+    return [Evidence(id=d.id, title=d.title, text=d.text, score=float(scores.get(d.id, 0.0))) for d in docs]
 
 
 class Batch(TypedDict, total=False):
@@ -97,67 +105,3 @@ class SunarState(InputState, OutputState, total=False):
     scored: dict[str, float]  # R+
     batch: Batch  # B
     batches: list[Batch]  # this sub-question's batches so far
-
-
-# ----------------------------------------------------------------------------------------------
-# GenSco's state
-# ----------------------------------------------------------------------------------------------
-
-#: Why GenSco stopped selecting passages ("" while it goes on): the generator had enough, it
-#: repeated a sub-question or broke the format, the hop limit, no candidate left, or (gensco_stop)
-#: the question's log-likelihood stopped improving.
-Halt = Literal["", "enough", "repeat", "format", "hop_limit", "no_candidates", "no_gain"]
-
-
-class GenScoState(SunarState, total=False):
-    """GenSco's whole state. Each step adds one ``hops`` entry: the sub-question, the one passage
-    chosen for it (``evidence``, with its log-likelihood as score), ``answer`` = "passage: <title>"
-    (GenSco answers no sub-question) and one batch recording every candidate's log-likelihood.
-    ``evidence`` is the selected passage sequence, in order; ``sub_question`` the one being worked on."""
-
-    candidates: list[Evidence]  # passages the scorer LLM compares for sub_question (scorer score)
-    question_loglik: list[float]  # gensco_stop: log P(question | decomposition) after each step
-    halt: Halt
-
-
-# ----------------------------------------------------------------------------------------------
-# RA-ISF's state
-# ----------------------------------------------------------------------------------------------
-
-#: What a frame waits for: the name of the node that works on it next, "wait" (its sub-questions
-#: are on the stack above it) or "done".
-FrameStage = Literal["self_knowledge", "retrieve", "relevance", "answer", "decompose", "wait", "compose", "done"]
-#: Where a frame's answer came from: "self" (the LLM's own knowledge), "passages" (the passages
-#: judged relevant), "leaf" (all retrieved passages, when decomposition gave nothing usable),
-#: "sub_answers" (composed from its sub-questions' answers), or "unknown" set without a call:
-#: "depth_limit" (deeper than D_th), "unresolved" (it refers to a sub-answer that is unknown).
-Basis = Literal["", "self", "passages", "leaf", "sub_answers", "depth_limit", "unresolved"]
-
-
-class Frame(TypedDict, total=False):
-    """One (sub-)question of RA-ISF's recursion, kept in ``frames`` by its ``id``."""
-
-    id: int
-    question: str  # as worked on: references to earlier sub-answers (#1, #2) filled in
-    written: str  # as the decomposition wrote it ("" for the original question)
-    depth: int  # 0 for the original question
-    parent: int | None
-    children: list[int]  # ids of its sub-questions, in the decomposition's order
-    stage: FrameStage
-    known: bool  # the self-knowledge judgement
-    passages: list[Evidence]  # retrieved and re-ranked
-    relevant: list[str]  # ids of the passages judged relevant
-    basis: Basis
-    answer: str
-    evidence: list[Evidence]  # the passages its answer used
-
-
-class RaIsfState(InputState, OutputState, total=False):
-    """RA-ISF's whole state: the recursion as an explicit work-list. ``stack`` holds frame ids, the
-    one being worked on last; a frame's sub-questions are pushed above it, first one on top, and
-    it is composed when they are all done. ``hops`` (output) lists the solved sub-questions in the
-    order they were solved."""
-
-    frames: list[Frame]
-    stack: list[int]
-    current: int | None  # the frame being worked on (None: the stack is empty)

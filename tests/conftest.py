@@ -74,6 +74,18 @@ def tiny_embedder(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture
+def oracle():
+    """The gold oracle (tests/oracle.py) as every LLM the product builds in this process, for one test."""
+    from oracle import use_oracle
+    from sunar.resources import POOL
+
+    factory = POOL.llm_factory
+    yield use_oracle()
+    POOL.llm_factory = factory
+    POOL.clear()
+
+
 @pytest.fixture(scope="session")
 def demo_corpus() -> Path:
     return DATA / "demo_corpus.jsonl"

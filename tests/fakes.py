@@ -7,10 +7,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sunar import prompts
-from sunar.models.fake import ScriptedLLM
+from scripted import ScriptedLLM
 from sunar.models.nli import _Cached
-from sunar.runtime import Resources
+from sunar.prompts import mer, nli, self_ask
+from sunar.resources import Resources
 from sunar.stores.corpus import Document
 
 
@@ -70,11 +70,11 @@ def docs(*specs: tuple[str, str, str]) -> dict[str, Document]:
 
 
 def prompt_kind(prompt: str) -> str:
-    if prompt.startswith(prompts.SELF_ASK_SYSTEM):
+    if prompt.startswith(self_ask.SYSTEM):
         return "self_ask"
-    if prompt.startswith(prompts.MER_SYSTEM):
+    if prompt.startswith(mer.SYSTEM):
         return "mer"
-    if prompt.startswith(prompts.NLI_SYSTEM):
+    if prompt.startswith(nli.SYSTEM):
         return "nli"
     return "answer"
 

@@ -1,6 +1,9 @@
 """A scripted LLM that follows the demo questions' gold decomposition: every answer is right, so
-tests of the harness, the server and the CLI can check results exactly. Selected by name from any
-process as ``scripted:oracle:script`` (with ``tests/`` on PYTHONPATH).
+tests of the harness, the server and the CLI can check results exactly.
+
+In the test process, :func:`use_oracle` makes it every LLM the product builds. In a child process:
+``python tests/oracle.py ARGS`` is the ``sunar`` CLI with the oracle as its LLM, and
+``tests/served.py`` holds the graphs as ``langgraph dev`` serves them with it.
 
 ``SUNAR_ORACLE_DELAY`` (seconds) slows the answer prompts, to catch a run in the middle of NAR;
 ``SUNAR_ORACLE_LOG`` names a file that gets one line per call (the kind of prompt).
@@ -10,11 +13,14 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import time
 from pathlib import Path
 
 from fakes import prompt_kind, question_of
+from scripted import ScriptedLLM
 from sunar.evals.data import Question, read_questions
+from sunar.resources import POOL
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "sunar" / "data" / "demo_questions.jsonl"
 
@@ -43,3 +49,18 @@ def script(prompt: str, i: int) -> str:
         return f"[Answer]: from the evidence.\n[Final Answer]: {questions[question_of(prompt)].answers[0]}"
     time.sleep(float(os.environ.get("SUNAR_ORACLE_DELAY", "0")))
     return answers.get(question_of(prompt), "unknown")
+
+
+def use_oracle() -> ScriptedLLM:
+    """Make the oracle every LLM this process builds, whatever the configured model; returns it."""
+    llm = ScriptedLLM(script, "oracle")
+    POOL.clear()
+    POOL.llm_factory = lambda spec: llm
+    return llm
+
+
+if __name__ == "__main__":
+    from sunar.cli import main
+
+    use_oracle()
+    sys.exit(main())

@@ -22,7 +22,7 @@ import ir_measures
 from ir_measures import R, nDCG
 from scipy.stats import binomtest
 
-from sunar.models.nli import normalize_answer
+from sunar.text import normalize_answer
 
 RECALL_KS = tuple(range(1, 11))
 

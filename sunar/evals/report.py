@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sunar.config import Configuration
+from sunar.configuration import Configuration
 from sunar.evals.metrics import RECALL_KS, cover_em, paired_comparison, proportion_ci
 
 ANSWER_KEYS = ("cover_em", "em", "f1")

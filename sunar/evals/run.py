@@ -23,10 +23,12 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from sunar.config import CPU_PROFILE, sunar_home
+from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.evals.data import Question, read_questions
 from sunar.evals.metrics import answer_metrics, retrieval_metrics
+from sunar.paths import sunar_home
+from sunar.result import result_record
 from sunar.stores.corpus import read_corpus
 
 log = logging.getLogger("sunar")
@@ -43,7 +45,9 @@ class EvalSettings:
     out: str
     limit: int = 0
     index: str = ""
-    configuration: dict[str, Any] = field(default_factory=lambda: {**CPU_PROFILE, "llm": "embedded:qwen2.5-1.5b"})
+    #: Configuration fields the run sets (resolved by :meth:`Configuration.resolve`; the profile
+    #: fills the rest). Default: the embedded model, with its cpu profile.
+    configuration: dict[str, Any] = field(default_factory=lambda: {"llm": "embedded:qwen2.5-1.5b"})
     workers: int = 1
 
 
@@ -82,9 +86,8 @@ def time_breakdown(usage: dict[str, Any], wall: float) -> dict[str, float]:
 
 
 def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> dict[str, Any]:
-    usage = out.get("usage") or {}
-    ranked = ranked_evidence(out)
-    answer = str(out.get("answer") or "")
+    record = result_record(out, variant)
+    usage, answer, ranked = record["usage"], record["answer"], ranked_evidence(out)
     return {
         "id": q.id,
         "dataset": q.dataset,
@@ -92,11 +95,11 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
         "question": q.question,
         "gold": q.answers,
         "answer": answer,
-        "confidence": out.get("confidence", 0.0),
-        "reasoning_path": out.get("reasoning_path") or [],
+        "confidence": record["confidence"],
+        "reasoning_path": record["reasoning_path"],
         "evidence_ids": ranked,
         "supporting_ids": q.supporting_ids,
-        "notes": out.get("notes") or [],
+        "notes": record["notes"],
         "llm_calls": usage.get("llm_calls", 0),
         "judge_calls": usage.get("judge_calls", 0),
         "loglik_calls": usage.get("loglik_calls", 0),
@@ -131,10 +134,9 @@ def read_predictions(path: Path) -> list[dict[str, Any]]:
 
 
 def run_config(settings: EvalSettings, out: Path) -> dict[str, Any]:
-    values = dict(settings.configuration)
-    values["index_dir"] = str(settings.index)
-    values["llm_cache"] = str(out / "llm-cache.sqlite")
-    return values
+    """Every configuration field of the run: the settings', its index and its LLM call cache."""
+    values = {**settings.configuration, "index_dir": str(settings.index), "llm_cache": str(out / "llm-cache.sqlite")}
+    return Configuration.resolve(values).values()
 
 
 def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, Any]) -> None:

@@ -1,29 +1,38 @@
 """The SUNAR graphs: Algorithm 1 of the paper as an explicit LangGraph state machine.
 
-    ask -> decompose --(follow-up sq_i)--> retrieve -> select_batch -> sample_answers -> cluster
-             ^                                            ^              -> rescore -> update
-             |                                            +-(|R+| < c, C ∪ N not empty, not stalled)
-             +------------------------------ answer_hop <---------------(otherwise)
+    ask -> decompose --(follow-up sq_i)--> retrieve -> [NAR loop] -> answer_hop -> decompose ...
     decompose --(done)--> gather -> mer (or conclude) -> confidence -> respond
+
+    NAR loop (one sub-question; sunar.nar holds its rules):
+        select_batch -> sample_answers -> cluster -> rescore -> update --(goes on)--> select_batch
+                     (ASU: answer sampling, semantic sets, rescoring)         --(ends)--> answer_hop
 
 Variants share the nodes and differ in structure:
   sunar         everything
   sunar_no_asu  no answer sampling / clustering / rescoring (select_batch -> update)
   sunar_r       NAR only: no ASU and no MER (Self-Ask's own final answer)
   self_ask      first stage + scorer re-ranking per sub-question: no neighbour graph, no ASU, no MER
+
+Every graph a user can pick (these and the baselines of :mod:`sunar.baselines`) is in
+:data:`GRAPHS`; :func:`build_graph` compiles one by name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from sunar.config import Configuration
+from sunar.baselines.gensco import graph as gensco_graph
+from sunar.baselines.ra_isf import graph as ra_isf_graph
+from sunar.configuration import Configuration
+from sunar.errors import SunarError
+from sunar.nar import nar_goes_on
 from sunar.nodes.answer_hop import answer_hop
-from sunar.nodes.ask import ask
+from sunar.nodes.ask import make_ask
 from sunar.nodes.cluster import cluster
 from sunar.nodes.conclude import conclude
 from sunar.nodes.confidence import confidence
@@ -34,9 +43,10 @@ from sunar.nodes.rescore import rescore
 from sunar.nodes.respond import respond
 from sunar.nodes.retrieve import retrieve
 from sunar.nodes.sample_answers import sample_answers
-from sunar.nodes.select_batch import nar_goes_on, select_batch
+from sunar.nodes.select_batch import select_batch
 from sunar.nodes.update import make_update
 from sunar.state import InputState, OutputState, SunarState
+from sunar.streaming import describe_common
 
 
 @dataclass(frozen=True)
@@ -53,41 +63,26 @@ VARIANTS: dict[str, Variant] = {
     "self_ask": Variant(asu=False, mer=False, graph=False),
 }
 
+#: SUNAR's own per-question fields, cleared when a new question starts on a thread.
+FRESH = {"sub_question": "", "draft_answer": "", "batches": []}
+
 
 def after_decompose(state: dict[str, Any]) -> str:
     return "retrieve" if state.get("sub_question") else "gather"
 
 
-def after_retrieve(state: dict[str, Any], config: RunnableConfig) -> str:
-    cfg = Configuration.from_runnable_config(config)
-    return "select_batch" if nar_goes_on(state, cfg) else "answer_hop"
+def nar_edge(state: dict[str, Any], config: RunnableConfig) -> str:
+    """Algorithm 1's loop: another batch, or the sub-question's answer."""
+    return "select_batch" if nar_goes_on(state, Configuration.from_runnable_config(config)) else "answer_hop"
 
 
-#: The other systems of the source papers, built from their own nodes (sunar.graph.gensco,
-#: sunar.graph.ra_isf) on the same stores, models and configuration.
-OTHER_GRAPHS: dict[str, str] = {
-    "gensco": "sunar.graph.gensco:build_gensco",
-    "gensco_stop": "sunar.graph.gensco:build_gensco",
-    "ra_isf": "sunar.graph.ra_isf:build_ra_isf",
-}
-#: Every graph a user can pick with --variant / --variants.
-GRAPH_NAMES: tuple[str, ...] = (*VARIANTS, *OTHER_GRAPHS)
-
-
-def build_graph(variant: str = "sunar", checkpointer: Any = None) -> Any:
-    """Compile the named graph: a SUNAR variant (see the module docstring) or another system."""
-    if variant in OTHER_GRAPHS:
-        import importlib
-
-        module, _, builder = OTHER_GRAPHS[variant].partition(":")
-        return getattr(importlib.import_module(module), builder)(variant, checkpointer=checkpointer)
+def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
+    """Compile a SUNAR variant (see the module docstring)."""
     v = VARIANTS[variant]
     g = StateGraph(SunarState, context_schema=Configuration, input_schema=InputState, output_schema=OutputState)
-    g.add_node("ask", ask)
+    g.add_node("ask", make_ask(FRESH))
     g.add_node("decompose", decompose)
     g.add_node("retrieve", retrieve)
-    g.add_node("select_batch", select_batch)
-    g.add_node("update", make_update(use_graph=v.graph))
     g.add_node("answer_hop", answer_hop)
     g.add_node("gather", gather)
     g.add_node("final", mer if v.mer else conclude)
@@ -97,7 +92,11 @@ def build_graph(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_edge(START, "ask")
     g.add_edge("ask", "decompose")
     g.add_conditional_edges("decompose", after_decompose, ["retrieve", "gather"])
-    g.add_conditional_edges("retrieve", after_retrieve, ["select_batch", "answer_hop"])
+
+    # --- the NAR loop for one sub-question ------------------------------------------------
+    g.add_node("select_batch", select_batch)
+    g.add_node("update", make_update(use_graph=v.graph))
+    g.add_conditional_edges("retrieve", nar_edge, ["select_batch", "answer_hop"])
     if v.asu:
         g.add_node("sample_answers", sample_answers)
         g.add_node("cluster", cluster)
@@ -108,13 +107,65 @@ def build_graph(variant: str = "sunar", checkpointer: Any = None) -> Any:
         g.add_edge("rescore", "update")
     else:
         g.add_edge("select_batch", "update")
-    g.add_conditional_edges("update", after_retrieve, ["select_batch", "answer_hop"])  # NAR loop
+    g.add_conditional_edges("update", nar_edge, ["select_batch", "answer_hop"])
+    # ---------------------------------------------------------------------------------------
+
     g.add_edge("answer_hop", "decompose")  # next sub-question
     g.add_edge("gather", "final")
     g.add_edge("final", "confidence")
     g.add_edge("confidence", "respond")
     g.add_edge("respond", END)
     return g.compile(checkpointer=checkpointer, name=variant)
+
+
+def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> str | None:
+    """One line for a SUNAR node's state update, as ``sunar ask --stream`` shows it."""
+    batch = update.get("batch") or {}
+    if node == "decompose":
+        if update.get("sub_question"):
+            return f"follow-up: {update['sub_question']}"
+        return f"decomposition done{': ' + update['draft_answer'] if update.get('draft_answer') else ''}"
+    if node == "retrieve":
+        return f"first stage: {len(update.get('ranking') or [])} documents"
+    if node == "select_batch":
+        scores = ", ".join(f"{x:.2f}" for x in batch.get("scores") or [])
+        return f"batch from {batch.get('source')}: {len(batch.get('ids') or [])} documents scored [{scores}]"
+    if node == "sample_answers":
+        return f"sampled answers: {batch.get('answers')}"
+    if node == "cluster":
+        return f"semantic sets: s = {len(batch.get('sets') or [])}"
+    if node == "rescore":
+        return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
+    if node == "answer_hop":
+        hop = (update.get("hops") or [{}])[-1]
+        return f"intermediate answer: {hop.get('answer')} (from {len(hop.get('evidence') or [])} documents)"
+    return describe_common(node, update)
+
+
+@dataclass(frozen=True)
+class GraphKind:
+    build: Callable[..., Any]
+    describe: Callable[[str, dict[str, Any], dict[str, Any]], str | None]
+
+
+#: Every graph a user can pick with --variant / --variants, in Studio, or in the eval harness.
+GRAPHS: dict[str, GraphKind] = {
+    **{name: GraphKind(build_sunar, describe_step) for name in VARIANTS},
+    **{name: GraphKind(gensco_graph.build_gensco, gensco_graph.describe_step) for name in gensco_graph.VARIANTS},
+    "ra_isf": GraphKind(ra_isf_graph.build_ra_isf, ra_isf_graph.describe_step),
+}
+GRAPH_NAMES: tuple[str, ...] = tuple(GRAPHS)
+
+
+def check_graph(name: str) -> str:
+    if name not in GRAPHS:
+        raise SunarError(f"unknown variant '{name}'; choose one of: {', '.join(GRAPH_NAMES)}")
+    return name
+
+
+def build_graph(name: str = "sunar", checkpointer: Any = None) -> Any:
+    """Compile the named graph: a SUNAR variant or a baseline."""
+    return GRAPHS[check_graph(name)].build(name, checkpointer=checkpointer)
 
 
 # Named graphs for langgraph.json / LangGraph Studio.

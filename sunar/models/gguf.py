@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sunar.config import sunar_home
 from sunar.errors import ModelUnavailable
+from sunar.paths import sunar_home
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ class PrefixStates:
         """Before evaluating ``prompt``: load the best saved state if it beats the live cache.
         Returns how many of the prompt's tokens the KV cache now holds."""
         tokens = np.asarray(prompt, dtype=np.intc)
-        live = common_prefix(np.asarray(llama._input_ids), tokens)
+        live = common_prefix(np.asarray(llama.input_ids[: llama.n_tokens]), tokens)
         hit = self.best(tokens, live)
         if hit is None:
             return live
@@ -93,7 +93,7 @@ class PrefixStates:
         buffer = (ctypes.c_uint8 * len(saved.data)).from_buffer_copy(saved.data)
         import llama_cpp
 
-        llama_cpp.llama_state_set_data(llama._ctx.ctx, buffer, len(saved.data))
+        llama_cpp.llama_state_set_data(llama.ctx, buffer, len(saved.data))
         llama.input_ids[: len(saved.tokens)] = saved.tokens
         llama.n_tokens = len(saved.tokens)
         self.loads += 1
@@ -106,9 +106,9 @@ class PrefixStates:
             return
         import llama_cpp
 
-        ctx = llama._ctx.ctx
+        ctx = llama.ctx
         size = llama_cpp.llama_state_get_size(ctx)
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_get_data(ctx, buffer, size)
         data = ctypes.string_at(buffer, written)
-        self.put(np.asarray(prompt, dtype=np.intc), Saved(np.array(llama._input_ids, dtype=np.intc), data))
+        self.put(np.asarray(prompt, dtype=np.intc), Saved(np.array(llama.input_ids[: llama.n_tokens], dtype=np.intc), data))

@@ -16,27 +16,20 @@ from __future__ import annotations
 import logging
 import math
 import re
-import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Literal, Protocol
 
-from sunar import prompts
 from sunar.errors import ModelUnavailable
 from sunar.models.embedder import hf_cached
 from sunar.models.llm import LLM
+from sunar.prompts import nli as judge_prompt
+from sunar.text import normalize_answer
 
 log = logging.getLogger("sunar")
 
 Relation = Literal["equivalent", "neutral", "contradiction"]
 CACHED_NLI_CANDIDATES = ("microsoft/deberta-large-mnli", "roberta-large-mnli", "FacebookAI/roberta-large-mnli")
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD-style normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
 
 
 def _numbers(text: str) -> set[int]:
@@ -125,12 +118,12 @@ class HFNLI(_Cached):
 
 
 #: Decision thresholds on logp(same) - logp(different) for the judge prompt, per LLM, measured with
-#: ``python -m sunar.evals.bench_nli`` (held-out 2-fold by question on labelled dev answer pairs).
+#: ``python -m benchmarks.bench_nli`` (held-out 2-fold by question on labelled dev answer pairs).
 #: The models put most mass on "yes", so the argmax (0) calls too many pairs the same.
-JUDGE_THRESHOLDS: dict[str, float] = {
+JUDGE_THRESHOLDS: Mapping[str, float] = MappingProxyType({
     "embedded:qwen2.5-1.5b": 1.0,  # accurate for any threshold in 0.5 .. 2.1
     "embedded:qwen2.5-0.5b": -0.3,  # best interval -0.4 .. -0.2
-}
+})
 
 
 class LLMJudgeNLI(_Cached):
@@ -148,8 +141,8 @@ class LLMJudgeNLI(_Cached):
         self.threshold = JUDGE_THRESHOLDS.get(llm.name, 0.0) if threshold is None else threshold
 
     def _judge(self, question: str, a: str, b: str) -> Relation:
-        same_label, different_label = prompts.NLI_LABELS
-        scores = self.llm.judge(prompts.nli_messages(question, a, b), prompts.NLI_LABELS)
+        same_label, different_label = judge_prompt.LABELS
+        scores = self.llm.judge(judge_prompt.nli_messages(question, a, b), judge_prompt.LABELS)
         same, different = scores[same_label], scores[different_label]
         if same == different == -math.inf:
             return "neutral"  # the judge said neither word: no evidence either way

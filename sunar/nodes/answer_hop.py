@@ -7,12 +7,12 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar import prompts
-from sunar.config import Configuration
-from sunar.nodes.select_batch import batch_room, next_pool, stalled
-from sunar.nodes.text import clean_answer, evidence, top
-from sunar.runtime import node, resources
-from sunar.state import Hop
+from sunar.configuration import Configuration
+from sunar.nar import stop_reason, top
+from sunar.prompts.answer import answer_messages, clean_answer
+from sunar.resources import resources
+from sunar.state import Hop, evidence_of
+from sunar.usage import node
 
 
 @node("answer_hop")
@@ -21,12 +21,12 @@ def answer_hop(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     res = resources(config)
     scored = state.get("scored") or {}
     docs = res.index.documents(top(scored, cfg.evidence))
-    found = evidence(docs, scored)
+    found = evidence_of(docs, scored)
     reply = res.llm.generate(
-        prompts.answer_messages(state["sub_question"], found), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
+        answer_messages(state["sub_question"], found), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
     )
     notes = []
-    if stalled(state, cfg) and next_pool(state) and batch_room(state, cfg):
+    if stop_reason(state, cfg) == "stalled":
         notes.append(
             f"NAR stopped early for {state['sub_question']!r} after {len(scored)} of {cfg.budget} documents: "
             f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"

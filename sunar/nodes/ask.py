@@ -1,8 +1,10 @@
-"""Entry node: take the question (plain ``question`` or the last human chat message), check it,
-and clear what a previous question on the same thread left behind."""
+"""Entry node of every graph: take the question (plain ``question`` or the last human chat
+message), check it, and clear what a previous question on the same thread left behind (the
+shared output fields, and the graph's own per-question fields it names)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -10,7 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Overwrite
 
 from sunar.errors import SunarError
-from sunar.runtime import node
+from sunar.usage import node
 
 MAX_QUESTION_CHARS = 2000
 
@@ -39,26 +41,29 @@ def latest_human_text(messages: list[Any]) -> str | None:
     return None
 
 
-@node("ask", first=True)
-def ask(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    messages = state.get("messages") or []
-    asked = latest_human_text(messages)
-    last = messages[-1] if messages else None
-    # A new human message on a chat thread is a new question; otherwise the plain field is asked.
-    from_chat = last is not None and last.type == "human"
-    question = validate_question(asked if from_chat or state.get("question") is None else state.get("question"))
-    return {
-        "question": question,
-        # a plain question joins the thread's history as a human message, like a chat one
-        "messages": [] if from_chat else [HumanMessage(content=question)],
-        "hops": [],
-        "sub_question": "",
-        "draft_answer": "",
-        "answer": "",
-        "rationale": "",
-        "confidence": 0.0,
-        "evidence": [],
-        "reasoning_path": [],
-        "batches": [],
-        "notes": Overwrite([]),  # the reducer appends; a new question starts with none
-    }
+def make_ask(fresh: Mapping[str, Any]) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
+    """The entry node of a graph whose own per-question fields start as ``fresh``."""
+
+    @node("ask", first=True)
+    def ask(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        messages = state.get("messages") or []
+        asked = latest_human_text(messages)
+        last = messages[-1] if messages else None
+        # A new human message on a chat thread is a new question; otherwise the plain field is asked.
+        from_chat = last is not None and last.type == "human"
+        question = validate_question(asked if from_chat or state.get("question") is None else state.get("question"))
+        return {
+            "question": question,
+            # a plain question joins the thread's history as a human message, like a chat one
+            "messages": [] if from_chat else [HumanMessage(content=question)],
+            "hops": [],
+            "answer": "",
+            "rationale": "",
+            "confidence": 0.0,
+            "evidence": [],
+            "reasoning_path": [],
+            "notes": Overwrite([]),  # the reducer appends; a new question starts with none
+            **fresh,
+        }
+
+    return ask

@@ -7,9 +7,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar.config import Configuration
+from sunar.configuration import Configuration
 from sunar.models.nli import semantic_sets
-from sunar.runtime import node, resources
+from sunar.resources import resources
+from sunar.usage import node
 
 
 @node("cluster")

@@ -8,10 +8,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar import prompts
-from sunar.config import Configuration
-from sunar.nodes.text import clean_answer
-from sunar.runtime import node, resources
+from sunar.configuration import Configuration
+from sunar.prompts.answer import answer_messages, clean_answer
+from sunar.resources import resources
+from sunar.usage import node
 
 
 @node("conclude")
@@ -22,6 +22,6 @@ def conclude(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     path = "; ".join(f"{h['question']} -> {h['answer']}" for h in state.get("hops") or [])
     question = f"{state['question']} (known so far: {path})" if path else state["question"]
     reply = resources(config).llm.generate(
-        prompts.answer_messages(question, state.get("evidence") or []), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
+        answer_messages(question, state.get("evidence") or []), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
     )
     return {"answer": clean_answer(str(reply.content))}

@@ -10,11 +10,12 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar import prompts
-from sunar.config import Configuration
-from sunar.models.nli import normalize_answer, semantic_sets
-from sunar.nodes.text import clean_answer
-from sunar.runtime import node, resources
+from sunar.configuration import Configuration
+from sunar.models.nli import semantic_sets
+from sunar.prompts.answer import answer_messages, clean_answer
+from sunar.resources import resources
+from sunar.text import normalize_answer
+from sunar.usage import node
 
 
 @node("confidence")
@@ -23,7 +24,7 @@ def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     res = resources(config)
     m = max(1, cfg.samples)
     replies = res.llm.sample(
-        prompts.answer_messages(state["question"], state.get("evidence") or []), m, temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, 48)
+        answer_messages(state["question"], state.get("evidence") or []), m, temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, 48)
     )
     samples = [clean_answer(str(r.content)) for r in replies]
     sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)

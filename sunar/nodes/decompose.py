@@ -3,64 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar import prompts
-from sunar.config import Configuration
-from sunar.models.nli import normalize_answer
-from sunar.nodes.text import clean_answer
-from sunar.runtime import node, resources
-
-Step = tuple[Literal["follow_up", "final", "invalid"], str]
-_FOLLOW = re.compile(r"^\W*follow[\s-]*up(?:\s+question)?\s*\d*\W*?:\W*?\s*(.*)$", re.IGNORECASE)
-_FINAL = re.compile(r"^\W*(?:so\s+)?the\s+final\s+answer\s+is\W*?:?\**\s*(.*)$|^\W*final answer\W*:\s*(.*)$", re.IGNORECASE)
-
-
-def parse_self_ask(text: str) -> Step:
-    """Read the first meaningful line of a Self-Ask step.
-
-    Returns ("follow_up", question), ("final", answer) or ("invalid", the line). A bare question
-    (a line ending in "?") is read as a follow-up; "Are follow up questions needed here: ..."
-    echoes are skipped.
-    """
-    for raw in str(text).splitlines():
-        line = raw.strip()
-        if not line or line.lower().startswith("are follow up questions needed"):
-            continue
-        if (m := _FINAL.match(line)) is not None:
-            return "final", clean_answer(m.group(1) or m.group(2) or "")
-        if (m := _FOLLOW.match(line)) is not None and any(ch.isalnum() for ch in m.group(1)):
-            return "follow_up", m.group(1).strip().strip("*").strip()
-        if line.endswith("?") and ":" not in line:
-            return "follow_up", line
-        return "invalid", line
-    return "invalid", ""
-
-
-def restates(follow_up: str, question: str) -> bool:
-    """Whether a follow-up is the whole question again (same words, give or take one in twenty)."""
-    a, b = set(normalize_answer(follow_up).split()), set(normalize_answer(question).split())
-    return bool(a) and len(a & b) / len(a | b) >= 0.95
-
-
-#: Words too common to show that a follow-up names an earlier answer ("unknown" is no answer).
-_COMMON = frozenset(
-    ["and", "for", "from", "with", "who", "whom", "what", "was", "were", "did", "does", "which", "where", "when", "how", "that", "this", "his", "her", "its", "not", "unknown"]
-)
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in normalize_answer(text).split() if len(w) > 2 and w not in _COMMON}
+from sunar.configuration import Configuration
+from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, STOP, parse_self_ask, self_ask_messages
+from sunar.resources import resources
+from sunar.text import content_words, normalize_answer, restates
+from sunar.usage import node
 
 
 def builds_on(follow_up: str, hops: list[dict[str, Any]]) -> bool:
     """Whether a follow-up names one of the answers found so far (any content word of one), or
     whether that cannot be told (no answer has a content word)."""
-    found = set().union(*(_content_words(str(h.get("answer", ""))) for h in hops))
-    return not found or bool(found & _content_words(follow_up))
+    found = set().union(*(content_words(str(h.get("answer", ""))) for h in hops))
+    return not found or bool(found & content_words(follow_up))
 
 
 #: People a multi-hop question describes instead of naming ("X's father", "the director of film Y").
@@ -114,8 +73,8 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if len(hops) >= cfg.max_hops:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
     path = [(h["question"], h["answer"]) for h in hops]
-    llm, messages = resources(config).llm, prompts.self_ask_messages(question, path)
-    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"]).content)
+    llm, messages = resources(config).llm, self_ask_messages(question, path)
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP).content)
     kind, text = parse_self_ask(reply)
     notes: list[str] = []
     asked = {normalize_answer(h["question"]) for h in hops}
@@ -123,11 +82,11 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if problem:
         # Small models often echo the question, skip its hidden name, or ask again what was
         # answered: ask once more. A first follow-up sharing no word with the question copied the nudge.
-        nudge = prompts.SELF_ASK_REPEAT_NUDGE if problem == "repeat" else prompts.SELF_ASK_NUDGE
+        nudge = REPEAT_NUDGE if problem == "repeat" else NUDGE
         messages = [*messages, AIMessage(reply), HumanMessage(nudge)]
-        retry = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=["\nIntermediate answer"]).content)
+        retry = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP).content)
         again, retried = parse_self_ask(retry)
-        on_topic = bool(hops) or again != "follow_up" or bool(_content_words(retried) & _content_words(question))
+        on_topic = bool(hops) or again != "follow_up" or bool(content_words(retried) & content_words(question))
         if again != "invalid" and on_topic and not _problem(again, retried, question, hops, asked):
             kind, text = again, retried
             notes = [f"Self-Ask {_SAID[problem]}; asked again and it gave a new step"]

@@ -11,9 +11,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar.config import Configuration
-from sunar.runtime import node, resources
+from sunar.configuration import Configuration
+from sunar.resources import resources
 from sunar.stores.corpus import Document
+from sunar.usage import node
 
 
 @node("gather")

@@ -12,8 +12,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar.config import Configuration
-from sunar.runtime import node
+from sunar.configuration import Configuration
+from sunar.usage import node
 
 
 def divisor(batch: dict[str, Any], formula: str) -> float:

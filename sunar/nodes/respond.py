@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar.runtime import node
+from sunar.usage import node
 
 
 def reply_text(answer: str, confidence: float, evidence: list[dict], path: list[dict]) -> str:

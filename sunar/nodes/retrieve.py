@@ -6,8 +6,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar.config import Configuration
-from sunar.runtime import node, resources
+from sunar.configuration import Configuration
+from sunar.resources import resources
+from sunar.usage import node
 
 
 @node("retrieve")

@@ -6,10 +6,11 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar import prompts
-from sunar.config import Configuration
-from sunar.nodes.text import clean_answer, evidence
-from sunar.runtime import node, resources
+from sunar.configuration import Configuration
+from sunar.prompts.answer import answer_messages, clean_answer
+from sunar.resources import resources
+from sunar.state import evidence_of
+from sunar.usage import node
 
 
 @node("sample_answers")
@@ -19,7 +20,7 @@ def sample_answers(state: dict[str, Any], config: RunnableConfig) -> dict[str, A
     batch = dict(state["batch"])
     docs = res.index.documents(batch["ids"])
     replies = res.llm.sample(
-        prompts.answer_messages(state["sub_question"], evidence(docs, {})),
+        answer_messages(state["sub_question"], evidence_of(docs, {})),
         cfg.samples,
         temperature=cfg.temperature,
         max_tokens=min(cfg.max_tokens, 48),

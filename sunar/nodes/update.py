@@ -11,7 +11,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar.runtime import node, resources
+from sunar.resources import resources
+from sunar.usage import node
 
 
 def grow_frontier(

@@ -7,14 +7,13 @@ import pytest
 
 from sunar.errors import SunarError
 from sunar.evals.run import EvalSettings, ranked_evidence, read_predictions, run_eval
-from sunar.runtime import _LLMS
 
 QUESTIONS = "sunar/data/demo_questions.jsonl"
 SMALL = {"batch_size": 4, "budget": 8, "samples": 2, "evidence": 3, "max_hops": 3, "first_stage_depth": 20, "max_tokens": 32}
 
 
 def settings(tmp_path, demo_index, demo_corpus, **kw):
-    config = {**SMALL, "llm": "scripted:oracle:script", "nli": "llm", "scorer": "dense", **kw.pop("config", {})}
+    config = {**SMALL, "nli": "llm", "scorer": "dense", **kw.pop("config", {})}
     return EvalSettings(
         questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar", "self_ask"], out=str(tmp_path / "run"),
         limit=kw.pop("limit", 3), index=str(demo_index), configuration=config, **kw,
@@ -22,7 +21,7 @@ def settings(tmp_path, demo_index, demo_corpus, **kw):
 
 
 @pytest.mark.slow
-def test_eval_writes_predictions_metrics_report_and_plots_and_resumes_for_free(tmp_path, demo_index, demo_corpus):
+def test_eval_writes_predictions_metrics_report_and_plots_and_resumes_for_free(tmp_path, demo_index, demo_corpus, oracle):
     out = run_eval(settings(tmp_path, demo_index, demo_corpus), progress=False)
     records = read_predictions(out / "predictions.jsonl")
     assert {(r["id"], r["variant"]) for r in records} == {(f"demo-{i}", v) for i in (1, 2, 3) for v in ("sunar", "self_ask")}
@@ -43,7 +42,7 @@ def test_eval_writes_predictions_metrics_report_and_plots_and_resumes_for_free(t
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # rerun of finished work: nothing is recomputed
-    model = _LLMS["scripted:oracle:script"]
+    model = oracle
     calls = len(model.calls)
     run_eval(settings(tmp_path, demo_index, demo_corpus), progress=False)
     assert len(model.calls) == calls and len(read_predictions(out / "predictions.jsonl")) == 6
@@ -58,7 +57,7 @@ def test_eval_writes_predictions_metrics_report_and_plots_and_resumes_for_free(t
 
 
 @pytest.mark.slow
-def test_eval_refuses_to_mix_settings_in_one_output(tmp_path, demo_index, demo_corpus):
+def test_eval_refuses_to_mix_settings_in_one_output(tmp_path, demo_index, demo_corpus, oracle):
     run_eval(settings(tmp_path, demo_index, demo_corpus, limit=1), progress=False)
     with pytest.raises(SunarError, match="other settings"):
         run_eval(settings(tmp_path, demo_index, demo_corpus, limit=1, config={"samples": 3}), progress=False)

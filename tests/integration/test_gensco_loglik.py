@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from sunar import prompts
-from sunar.models.llm import make_llm
+from sunar.baselines.gensco.prompts import score_messages
+from sunar.models.providers import make_llm
 
 PASSAGES = [
     {"title": "Ronnie Rocket", "text": "Ronnie Rocket is an unfinished film project written by David Lynch, who also meant to direct it."},
@@ -37,7 +37,7 @@ def token_by_token(chat, messages, continuation: str) -> float:
 @pytest.mark.slow
 def test_embedded_loglik_is_the_sum_of_token_log_probabilities():
     llm = make_llm("embedded:qwen2.5-1.5b")
-    messages = prompts.gensco_score_messages(PASSAGES)
+    messages = score_messages(PASSAGES)
     before = llm.generate(messages, max_tokens=16).content
 
     sensible = llm.loglik(messages, SENSIBLE)
@@ -45,7 +45,7 @@ def test_embedded_loglik_is_the_sum_of_token_log_probabilities():
     assert sensible < 0 and nonsense < sensible - 10  # the question the passage answers is far likelier
     # the prefix now in the KV cache is reused: the same value again, and after another prompt
     assert llm.loglik(messages, SENSIBLE) == pytest.approx(sensible, abs=1e-6)
-    other = prompts.gensco_score_messages(PASSAGES[:1])
+    other = score_messages(PASSAGES[:1])
     assert llm.loglik(other, "Who wrote Ronnie Rocket?") > llm.loglik(other, NONSENSE)
     assert llm.loglik(messages, SENSIBLE) == pytest.approx(sensible, abs=1e-6)
     assert llm.loglik(messages, "") == 0.0

@@ -3,8 +3,10 @@ prompt with a known beginning loads its state, reads fewer tokens, and gives the
 
 import pytest
 
-from sunar import prompts
-from sunar.models.llm import make_llm
+from sunar.models.providers import make_llm
+from sunar.prompts.answer import answer_messages
+from sunar.prompts.nli import nli_messages
+from sunar.prompts.self_ask import self_ask_messages
 
 DOCS = [
     {"title": "Ronnie Rocket", "text": "Ronnie Rocket is an unfinished film project written by David Lynch."},
@@ -15,11 +17,11 @@ QUESTION = "Where was the director of film Ronnie Rocket born?"
 
 def interleaved(llm) -> list:
     """Self-Ask, an answer prompt, an NLI judgement, then Self-Ask and the judge again."""
-    out = [llm.generate(prompts.self_ask_messages(QUESTION, []), max_tokens=16).content]
-    out.append(llm.generate(prompts.answer_messages("Who directed Ronnie Rocket?", DOCS), max_tokens=8).content)
-    out.append(round(llm.judge(prompts.nli_messages(QUESTION, "Missoula", "Missoula, Montana"), ("yes", "no"))["yes"], 1))
-    out.append(llm.generate(prompts.self_ask_messages(QUESTION, [("Who directed Ronnie Rocket?", "David Lynch")]), max_tokens=16).content)
-    out.append(round(llm.judge(prompts.nli_messages(QUESTION, "Helena", "Missoula"), ("yes", "no"))["yes"], 1))
+    out = [llm.generate(self_ask_messages(QUESTION, []), max_tokens=16).content]
+    out.append(llm.generate(answer_messages("Who directed Ronnie Rocket?", DOCS), max_tokens=8).content)
+    out.append(round(llm.judge(nli_messages(QUESTION, "Missoula", "Missoula, Montana"), ("yes", "no"))["yes"], 1))
+    out.append(llm.generate(self_ask_messages(QUESTION, [("Who directed Ronnie Rocket?", "David Lynch")]), max_tokens=16).content)
+    out.append(round(llm.judge(nli_messages(QUESTION, "Helena", "Missoula"), ("yes", "no"))["yes"], 1))
     return out
 
 

@@ -29,7 +29,7 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("server")
     spec = json.loads((ROOT / "langgraph.json").read_text())
     spec["dependencies"] = [str(ROOT)]
-    spec["graphs"] = {name: str(ROOT / path.removeprefix("./")) for name, path in spec["graphs"].items()}
+    spec["graphs"] = {name: f"{TESTS / 'served.py'}:{name}" for name in spec["graphs"]}  # the graphs, with the oracle
     (folder / "langgraph.json").write_text(json.dumps(spec))
     port = free_port()
     env = {
@@ -77,7 +77,7 @@ def client(server):
 
 @pytest.fixture(scope="module")
 def config(demo_index):
-    return {"configurable": {"llm": "scripted:oracle:script", "nli": "llm", "scorer": "dense", "index_dir": str(demo_index), **SMALL}}
+    return {"configurable": {"nli": "llm", "scorer": "dense", "index_dir": str(demo_index), **SMALL}}
 
 
 @pytest.mark.slow

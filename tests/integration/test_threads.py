@@ -16,7 +16,7 @@ QUESTION = "Where was the director of film Ronnie Rocket born?"
 
 def command(demo_index, checkpoints, *extra):
     return [
-        sys.executable, "-m", "sunar.cli", "ask", QUESTION, "--index", str(demo_index), "--llm", "scripted:oracle:script",
+        sys.executable, str(TESTS / "oracle.py"), "ask", QUESTION, "--index", str(demo_index),
         "--nli", "llm", "--scorer", "dense", "--profile", "cpu", "--thread", "t1", "--checkpoints", str(checkpoints), *extra,
     ]
 

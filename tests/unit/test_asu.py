@@ -3,7 +3,7 @@
 import pytest
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm, self_ask_script
-from sunar.config import CPU_PROFILE
+from sunar.configuration import CPU_PROFILE
 from sunar.graph import build_graph
 from sunar.nodes.rescore import divisor, rescored
 

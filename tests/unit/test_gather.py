@@ -4,7 +4,7 @@ hop's best documents first."""
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources
-from sunar.models.fake import ScriptedLLM
+from scripted import ScriptedLLM
 from sunar.nodes.gather import gather
 
 CORPUS = docs(

@@ -1,5 +1,5 @@
 """GenSco's graphs with scripted models: every stop condition, the greedy likelihood selection, the
-fall-backs, the output contract, and the log-likelihood plumbing (CountingLLM, Resources)."""
+fall-backs, the output contract, and the log-likelihood plumbing (RecordedLLM, Resources)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,18 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources
-from sunar import prompts
+from scripted import ScriptedLLM
+from sunar.baselines.gensco import prompts
+from sunar.baselines.gensco.graph import build_gensco
+from sunar.baselines.gensco.prompts import parse_next
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.graph import build_graph
-from sunar.graph.gensco import build_gensco
-from sunar.models.fake import ScriptedLLM
-from sunar.models.llm import OllamaLLM
-from sunar.nodes.gensco import parse_next
-from sunar.runtime import CountingLLM, Resources, node
+from sunar.models.ollama import OllamaLLM
+from sunar.models.recorded import RecordedLLM
+from sunar.prompts import answer as answer_prompt
+from sunar.resources import Resources
 from sunar.stores.llm_cache import CallCache
+from sunar.usage import node
 
 QUESTION = "Where was the director of film Ronnie Rocket born?"
 CORPUS = docs(
@@ -50,12 +53,12 @@ def generator(steps: list[str] | Callable[[int], str], final: str | Callable[[st
     """Generator replies by step number; the final answer; the confidence samples."""
 
     def script(prompt: str, i: int) -> str:
-        if prompt.startswith(prompts.GENSCO_SYSTEM):
+        if prompt.startswith(prompts.SYSTEM):
             n = step_number(prompt)
             return steps(n) if callable(steps) else steps[min(n, len(steps) - 1)]
-        if prompt.startswith(prompts.GENSCO_ANSWER_SYSTEM):
-            return final(prompt) if callable(final) else final
         if prompt.startswith(prompts.ANSWER_SYSTEM):
+            return final(prompt) if callable(final) else final
+        if prompt.startswith(answer_prompt.SYSTEM):
             return samples
         raise AssertionError(f"unexpected prompt: {prompt[:80]}")
 
@@ -68,9 +71,9 @@ def loglik_table(best: dict[str, str] | None = None, question: Callable[[int], f
     best = BEST if best is None else best
 
     def loglik(prompt: str, continuation: str) -> float:
-        if prompt.startswith(prompts.GENSCO_QUESTION_SYSTEM):
+        if prompt.startswith(prompts.QUESTION_SYSTEM):
             return question(len(re.findall(r"^\d+\. ", prompt, re.MULTILINE)))
-        assert prompt.startswith(prompts.GENSCO_SCORE_SYSTEM)
+        assert prompt.startswith(prompts.SCORE_SYSTEM)
         title = last_title(prompt)
         if best.get(continuation) == title:
             return -1.0
@@ -117,8 +120,8 @@ def test_parse_next(text, expected):
 
 def test_long_passages_are_cut_in_prompts():
     text = "word " * 1000
-    shown = prompts.gensco_passage("T", text)
-    assert shown.startswith("T: word") and shown.endswith(" ...") and len(shown) <= prompts.GENSCO_PASSAGE_CHARS + 10
+    shown = prompts.passage("T", text)
+    assert shown.startswith("T: word") and shown.endswith(" ...") and len(shown) <= prompts.PASSAGE_CHARS + 10
 
 
 # --- the whole graph ------------------------------------------------------------------------------
@@ -140,7 +143,7 @@ def test_two_steps_then_the_end_keyword():
     assert hop["evidence"][0]["score"] == -1.0
     assert hop["batches"][0]["ids"] == ["d3", "d1", "d2", "d4"] and hop["batches"][0]["scores"] == [-9.0, -1.0, -5.0, -9.0]
     # the final answer saw the selected passages in order
-    final = next(p for p in llm.calls if p.startswith(prompts.GENSCO_ANSWER_SYSTEM))
+    final = next(p for p in llm.calls if p.startswith(prompts.ANSWER_SYSTEM))
     assert final.index("[1] Ronnie Rocket:") < final.index("[2] David Lynch:") and "Eraserhead" not in final
     reply = out["messages"][-1]
     assert reply.content.startswith("Missoula, Montana") and "Ronnie Rocket (d1)" in reply.content
@@ -209,7 +212,7 @@ def test_empty_retrieval_answers_without_passages():
     out, seq, llm = run(index=MemoryIndex(CORPUS))
     assert out["hops"] == [] and out["evidence"] == [] and "select" not in seq
     assert any("found nothing" in n for n in out["notes"])
-    assert "(no passages found)" in next(p for p in llm.calls if p.startswith(prompts.GENSCO_ANSWER_SYSTEM))
+    assert "(no passages found)" in next(p for p in llm.calls if p.startswith(prompts.ANSWER_SYSTEM))
     assert llm.loglik_calls == []
 
 
@@ -237,7 +240,7 @@ def test_gensco_stop_stops_when_the_question_likelihood_stops_improving():
         return f"Sub-question: {asked[n]}"
 
     stopped, seq, llm = run(steps, "gensco_stop", loglik=loglik_table(question=climbs_then_falls), max_hops=4)
-    checks = [c for p, c in llm.loglik_calls if p.startswith(prompts.GENSCO_QUESTION_SYSTEM)]
+    checks = [c for p, c in llm.loglik_calls if p.startswith(prompts.QUESTION_SYSTEM)]
     assert checks == [QUESTION] * 3
     assert seq.count("stop_check") == 3 and seq[-4:] == ["stop_check", "answer", "confidence", "respond"]
     assert [h["question"] for h in stopped["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
@@ -258,9 +261,9 @@ def test_gensco_stop_with_an_equal_likelihood_stops():
 
 
 def test_empty_final_answer_is_asked_again():
-    out, _, llm = run(final=lambda p: "Helena" if p.endswith(prompts.GENSCO_ANSWER_AGAIN) else "  ")
+    out, _, llm = run(final=lambda p: "Helena" if p.endswith(prompts.ANSWER_AGAIN) else "  ")
     assert out["answer"] == "Helena" and any("asked again" in n for n in out["notes"])
-    assert sum(p.endswith(prompts.GENSCO_ANSWER_AGAIN) for p in llm.calls) == 1
+    assert sum(p.endswith(prompts.ANSWER_AGAIN) for p in llm.calls) == 1
 
 
 def test_empty_final_answer_twice_is_unknown():
@@ -321,7 +324,7 @@ def test_a_second_question_on_a_thread_starts_clean():
 
 
 def test_named_graphs_and_unknown_variant():
-    from sunar.graph import gensco as module
+    from sunar.baselines.gensco import graph as module
 
     assert module.gensco.name == "gensco" and module.gensco_stop.name == "gensco_stop"
     assert "stop_check" in module.gensco_stop.get_graph().nodes and "stop_check" not in module.gensco.get_graph().nodes
@@ -334,7 +337,7 @@ def test_named_graphs_and_unknown_variant():
 
 def test_counting_llm_counts_and_caches_logliks(tmp_path):
     inner = ScriptedLLM(lambda p, i: "", loglik=lambda prompt, continuation: -float(len(continuation)))
-    llm = CountingLLM(inner, CallCache(tmp_path / "c.sqlite"))
+    llm = RecordedLLM(inner, CallCache(tmp_path / "c.sqlite"))
     messages = [HumanMessage("Passages: ...")]
     box = {}
 
@@ -347,7 +350,7 @@ def test_counting_llm_counts_and_caches_logliks(tmp_path):
     assert box["values"] == [-3.0, -3.0, -4.0] and len(inner.loglik_calls) == 2
     assert (usage["loglik_calls"], usage["cached_calls"], usage["llm_calls"]) == (3, 1, 0)
     again = ScriptedLLM(lambda p, i: "", loglik=lambda prompt, continuation: 0.0)
-    assert CountingLLM(again, CallCache(tmp_path / "c.sqlite")).loglik(messages, "abcd") == -4.0 and again.loglik_calls == []
+    assert RecordedLLM(again, CallCache(tmp_path / "c.sqlite")).loglik(messages, "abcd") == -4.0 and again.loglik_calls == []
 
 
 def test_resources_score_with_the_generative_llm_unless_told_otherwise():
@@ -356,4 +359,4 @@ def test_resources_score_with_the_generative_llm_unless_told_otherwise():
     shared = resources(llm, TableScorer({}), index)
     assert shared.likelihood is shared.llm
     separate = Resources(llm, TableScorer({}), shared.nli, index, likelihood=other)
-    assert isinstance(separate.likelihood, CountingLLM) and separate.likelihood.inner is other
+    assert isinstance(separate.likelihood, RecordedLLM) and separate.likelihood.inner is other

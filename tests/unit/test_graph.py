@@ -4,8 +4,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from scripted import ScriptedLLM
 from sunar.graph import VARIANTS, build_graph
-from sunar.models.fake import ScriptedLLM
 
 CORPUS = docs(
     ("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."),
@@ -116,13 +116,13 @@ QUESTION = "Where was the director of film Ronnie Rocket born?"
 def run_with_mer(first: str, follow_up: str):
     """The sunar graph on QUESTION where MER first replies ``first`` and, asked again for the short
     answer, ``follow_up``; every other prompt is the usual script. Returns (output, resources)."""
-    from sunar import prompts
+    from sunar.prompts import mer
 
     base = make_resources()
-    final_only = prompts.MER_FINAL_ONLY.format(question=QUESTION)
+    final_only = mer.FINAL_ONLY.format(question=QUESTION)
 
     def script(prompt, i):
-        if prompt.startswith(prompts.MER_SYSTEM):
+        if prompt.startswith(mer.SYSTEM):
             return follow_up if prompt.endswith(final_only) else first
         return base.llm.inner.chat.script(prompt, i)
 
@@ -132,7 +132,7 @@ def run_with_mer(first: str, follow_up: str):
 
 def test_mer_without_a_final_answer_is_asked_once_more_for_it():
     """A cut-off MER rationale (no '[Final Answer]:') gets one short follow-up call."""
-    from sunar import prompts
+    from sunar.prompts import mer
 
     out, res = run_with_mer(
         "[Answer]: Ronnie Rocket was directed by David Lynch, who was born in",  # out of tokens
@@ -141,7 +141,7 @@ def test_mer_without_a_final_answer_is_asked_once_more_for_it():
     assert out["answer"] == "Missoula, Montana"
     assert out["rationale"].startswith("Ronnie Rocket was directed by David Lynch")
     assert any("asked again for the short answer" in n for n in out["notes"])
-    assert sum(p.endswith(prompts.MER_FINAL_ONLY.format(question=QUESTION)) for p in res.llm.inner.calls) == 1
+    assert sum(p.endswith(mer.FINAL_ONLY.format(question=QUESTION)) for p in res.llm.inner.calls) == 1
 
 
 def test_streams_node_updates_for_a_ui_and_the_mer_answer_token_by_token():

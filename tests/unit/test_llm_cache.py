@@ -1,12 +1,13 @@
-"""The persistent LLM call cache behind CountingLLM."""
+"""The persistent LLM call cache behind RecordedLLM."""
 
 import pytest
 from langchain_core.messages import HumanMessage
 
+from scripted import ScriptedLLM
 from sunar.errors import SunarError
-from sunar.models.fake import ScriptedLLM
-from sunar.runtime import CountingLLM, node
+from sunar.models.recorded import RecordedLLM
 from sunar.stores.llm_cache import CallCache
+from sunar.usage import node
 
 MESSAGES = [HumanMessage("Question: Who directed Ronnie Rocket?")]
 
@@ -31,7 +32,7 @@ def counted(fn):
 def test_generate_is_computed_once_and_counted_with_its_cost(tmp_path):
     inner = scripted()
     cache = CallCache(tmp_path / "c.sqlite")
-    llm = CountingLLM(inner, cache)
+    llm = RecordedLLM(inner, cache)
     first, u1 = counted(lambda: llm.generate(MESSAGES, max_tokens=8))
     second, u2 = counted(lambda: llm.generate(MESSAGES, max_tokens=8))
     assert first.content == second.content == "David Lynch #0"
@@ -47,7 +48,7 @@ def test_generate_is_computed_once_and_counted_with_its_cost(tmp_path):
 
 def test_samples_are_cached_by_index(tmp_path):
     inner = scripted()
-    llm = CountingLLM(inner, CallCache(tmp_path / "c.sqlite"))
+    llm = RecordedLLM(inner, CallCache(tmp_path / "c.sqlite"))
     three = [r.content for r in llm.sample(MESSAGES, 3, temperature=0.3)]
     assert len(inner.calls) == 3
     five, usage = counted(lambda: [r.content for r in llm.sample(MESSAGES, 5, temperature=0.3)])
@@ -58,16 +59,16 @@ def test_samples_are_cached_by_index(tmp_path):
 
 def test_judgements_persist_across_instances(tmp_path):
     path = tmp_path / "c.sqlite"
-    first = CountingLLM(scripted(), CallCache(path)).judge([HumanMessage("judge this")], ["yes", "no"])
+    first = RecordedLLM(scripted(), CallCache(path)).judge([HumanMessage("judge this")], ["yes", "no"])
     again = scripted()
-    second, usage = counted(lambda: CountingLLM(again, CallCache(path)).judge([HumanMessage("judge this")], ["yes", "no"]))
+    second, usage = counted(lambda: RecordedLLM(again, CallCache(path)).judge([HumanMessage("judge this")], ["yes", "no"]))
     assert first == second == {"yes": 0.0, "no": float("-inf")}
     assert again.calls == [] and usage["judge_calls"] == 1 and usage["cached_calls"] == 1
 
 
 def test_without_a_cache_every_call_reaches_the_model():
     inner = scripted()
-    llm = CountingLLM(inner)
+    llm = RecordedLLM(inner)
     llm.generate(MESSAGES)
     llm.generate(MESSAGES)
     assert len(inner.calls) == 2

@@ -10,12 +10,14 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from conftest import free_port
+from scripted import ScriptedLLM
 from sunar.errors import ModelUnavailable
 from sunar.models import gguf
-from sunar.models import llm as llm_mod
-from sunar.models.fake import ScriptedLLM, register_script
-from sunar.models.llm import make_llm, pick_label, resolve_llm, usage
-from sunar.models.nli import LLMJudgeNLI, normalize_answer, semantic_sets
+from sunar.models import ollama as llm_mod
+from sunar.models.llm import pick_label, usage
+from sunar.models.nli import LLMJudgeNLI, semantic_sets
+from sunar.models.providers import make_llm, resolve_llm
+from sunar.text import normalize_answer
 
 
 def test_assemble_verifies_sha256_and_is_atomic(tmp_path):
@@ -117,10 +119,13 @@ def test_scripted_llm_generate_sample_and_usage():
     samples = model.sample([HumanMessage("q")], 3, temperature=0.7)
     assert [s.content for s in samples] == [f"answer {i} to [q] STOP extra" for i in range(3)]
     assert len(model.calls) == 4
-    register_script("echo", lambda p, i: p)
-    assert make_llm("scripted:echo").generate([HumanMessage("hello")]).content == "hello"
-    with pytest.raises(ModelUnavailable):
-        make_llm("scripted:nope")
+
+
+def test_no_configuration_string_names_a_test_double():
+    """LLM specs name real models only: the scripted model and importable functions are not reachable."""
+    for spec in ("scripted:echo", "scripted:oracle:script", "scripted:os:system"):
+        with pytest.raises(ModelUnavailable, match="unknown llm"):
+            make_llm(spec)
 
 
 def test_normalize_answer():

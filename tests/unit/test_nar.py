@@ -126,7 +126,7 @@ def test_no_early_stop_note_when_the_budget_ends_nar_anyway():
 
 
 def test_nar_stop_benchmark_runs_the_graphs_own_nar_loop_and_reuses_scores():
-    from sunar.evals.bench_nar_stop import TimedScores, nar_graph
+    from benchmarks.bench_nar_stop import TimedScores, nar_graph
 
     scorer = TimedScores(TableScorer(SCORES))
     res = resources(scripted_llm(lambda p: "", lambda q, i: ""), scorer, MemoryIndex(CORPUS, {SQ: RANKING}, GRAPH))

@@ -11,11 +11,13 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from fakes import MemoryIndex, TableScorer, docs, resources
-from sunar import prompts
+from scripted import ScriptedLLM
+from sunar.baselines.ra_isf import prompts
+from sunar.baselines.ra_isf.graph import RECURSION_LIMIT
+from sunar.baselines.ra_isf.nodes import MAX_FRAMES
+from sunar.baselines.ra_isf.prompts import parse_sub_questions
 from sunar.graph import build_graph
-from sunar.graph.ra_isf import RECURSION_LIMIT
-from sunar.models.fake import ScriptedLLM
-from sunar.nodes.ra_isf import MAX_FRAMES, parse_sub_questions
+from sunar.prompts import answer as answer_prompt
 
 Q = "Where was the director of film Ronnie Rocket born?"
 DIRECTOR, BIRTHPLACE = "Who directed Ronnie Rocket?", "Where was David Lynch born?"
@@ -32,13 +34,13 @@ def _last(pattern: str, text: str) -> str:
 
 #: Each prompt kind the scripted model answers, by the system prompt it starts with.
 KINDS = [
-    ("know", prompts.RA_ISF_KNOW_SYSTEM),
-    ("relevance", prompts.RA_ISF_RELEVANCE_SYSTEM),
-    ("decompose", prompts.RA_ISF_DECOMPOSE_SYSTEM),
-    ("memory", prompts.RA_ISF_SELF_ANSWER_SYSTEM),
-    ("passages", prompts.RA_ISF_PASSAGE_ANSWER_SYSTEM),
-    ("compose", prompts.RA_ISF_COMPOSE_SYSTEM),
-    ("sample", prompts.ANSWER_SYSTEM),  # the confidence node's samples
+    ("know", prompts.KNOW_SYSTEM),
+    ("relevance", prompts.RELEVANCE_SYSTEM),
+    ("decompose", prompts.DECOMPOSE_SYSTEM),
+    ("memory", prompts.SELF_ANSWER_SYSTEM),
+    ("passages", prompts.PASSAGE_ANSWER_SYSTEM),
+    ("compose", prompts.COMPOSE_SYSTEM),
+    ("sample", answer_prompt.SYSTEM),  # the confidence node's samples
 ]
 
 
@@ -146,16 +148,15 @@ def test_relevant_passage_at_the_top_level_answers_from_it_alone():
     assert len(model.questions("relevance")) == 3  # one judgement per passage
 
 
-def test_relevance_threshold_of_the_llm_decides(monkeypatch):
-    """A judged "yes" counts only when logp(yes) - logp(no) beats the LLM's calibrated threshold:
-    with an unreachable one the passage the judge likes is not used and the question decomposes."""
-    from sunar.nodes import ra_isf
-
-    monkeypatch.setitem(ra_isf.RELEVANCE_THRESHOLDS, "scripted:scripted", float("inf"))
+def test_relevance_threshold_decides():
+    """A judged "yes" counts only when logp(yes) - logp(no) beats ``relevance_threshold``: with an
+    unreachable one the passage the judge likes is not used and the question decomposes."""
     model = lynch_model()
     model.relevant.add((Q, "Rocket"))  # the judge says yes to the question's only passage
     model.from_passages[Q] = "Paris"
-    out, seq, _ = run(model, rankings=LYNCH_RANKINGS)
+    from sunar.baselines.ra_isf import nodes as ra_isf
+
+    out, seq, _ = run(model, rankings=LYNCH_RANKINGS, relevance_threshold=float("inf"))
     assert model.questions("decompose")[0] == Q and out["answer"] == "Missoula, Montana"
     assert Q not in model.questions("passages")
     assert ra_isf._yes({"yes": -0.1, "no": -2.0}, threshold=1.0) and not ra_isf._yes({"yes": -0.1, "no": -1.0}, threshold=1.0)
@@ -246,8 +247,8 @@ def test_leaf_answer_uses_the_best_guess_prompt():
     model = Model(decompositions={Q: "nonsense"}, from_passages={Q: "Missoula"})
     res = setup(model, default=["d3"])
     build_graph("ra_isf").invoke({"question": Q}, {"configurable": {"resources": res, "samples": 1}})
-    answer_prompts = [p for p in res.llm.inner.calls if p.startswith(prompts.RA_ISF_PASSAGE_ANSWER_SYSTEM)]
-    assert len(answer_prompts) == 1 and prompts.RA_ISF_GUESS in answer_prompts[0]
+    answer_prompts = [p for p in res.llm.inner.calls if p.startswith(prompts.PASSAGE_ANSWER_SYSTEM)]
+    assert len(answer_prompts) == 1 and prompts.GUESS in answer_prompts[0]
 
 
 # --- unusable answers ------------------------------------------------------------------------------
@@ -297,7 +298,7 @@ def test_frame_cap_stops_a_chatty_decomposer():
         """Splits every question into four new ones."""
 
         def __call__(self, prompt, i):
-            if prompt.startswith(prompts.RA_ISF_DECOMPOSE_SYSTEM):
+            if prompt.startswith(prompts.DECOMPOSE_SYSTEM):
                 start = len(self.asked) * 4
                 self.asked.append(("decompose", _last(r"Question: (.*)", prompt)))
                 return "\n".join(f"{n}. What is fact number {start + n}?" for n in range(1, 5))
@@ -409,7 +410,7 @@ def test_a_chat_thread_starts_each_question_afresh():
 
 
 def test_named_graph_for_studio():
-    from sunar.graph.ra_isf import ra_isf
+    from sunar.baselines.ra_isf.graph import ra_isf
 
     assert ra_isf.name == "ra_isf" and ra_isf.config["recursion_limit"] == RECURSION_LIMIT
     assert {"self_knowledge", "relevance", "decompose", "compose", "next_frame"} <= set(ra_isf.get_graph().nodes)

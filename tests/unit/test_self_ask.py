@@ -3,12 +3,13 @@
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
-from sunar import prompts
 from sunar.errors import SunarError
 from sunar.graph import build_graph
-from sunar.nodes.decompose import builds_on, describes_hidden, parse_self_ask, restates
-from sunar.nodes.mer import parse_mer
-from sunar.nodes.text import clean_answer
+from sunar.nodes.decompose import builds_on, describes_hidden
+from sunar.prompts.answer import clean_answer
+from sunar.prompts.mer import parse_mer
+from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, parse_self_ask
+from sunar.text import restates
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def test_bad_questions_are_one_clear_error(bad):
     assert "\n" not in str(info.value)
 
 
-def _nudged(steps: list[str], after_nudge: str, nudge: str = prompts.SELF_ASK_NUDGE):
+def _nudged(steps: list[str], after_nudge: str, nudge: str = NUDGE):
     """A Self-Ask model replying `steps` by step number, and `after_nudge` once nudged."""
     by_step = self_ask_script(steps)
 
@@ -164,7 +165,7 @@ def test_restates_is_strict():
 def _repeat_then(after_nudge: str):
     """A Self-Ask model that asks its first follow-up again, and after the nudge says `after_nudge`."""
     steps = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]
-    return _nudged(steps, after_nudge, prompts.SELF_ASK_REPEAT_NUDGE)
+    return _nudged(steps, after_nudge, REPEAT_NUDGE)
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,9 @@
     next_frame --(stack empty)--> finish -> gather (a composed answer) -> confidence -> respond
 
 The recursion lives in the state (``frames``, ``stack``, ``current``; see
-:class:`sunar.state.RaIsfState` and :mod:`sunar.nodes.ra_isf`), so every judgement is one step.
+:class:`~sunar.baselines.ra_isf.state.RaIsfState` and :mod:`~sunar.baselines.ra_isf.nodes`), so every judgement is one step.
 Frames deeper than ``ra_isf_depth`` (D_th) are "unknown"; at most
-:data:`~sunar.nodes.ra_isf.MAX_FRAMES` frames per question.
+:data:`~sunar.baselines.ra_isf.nodes.MAX_FRAMES` frames per question.
 """
 
 from __future__ import annotations
@@ -25,11 +25,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from sunar.config import Configuration
-from sunar.nodes.ask import ask
-from sunar.nodes.confidence import confidence
-from sunar.nodes.gather import gather
-from sunar.nodes.ra_isf import (
+from sunar.baselines.ra_isf.nodes import (
     MAX_FRAMES,
     STEPS_PER_FRAME,
     after_finish,
@@ -44,8 +40,14 @@ from sunar.nodes.ra_isf import (
     self_knowledge,
     start,
 )
+from sunar.baselines.ra_isf.state import RaIsfState
+from sunar.configuration import Configuration
+from sunar.nodes.ask import make_ask
+from sunar.nodes.confidence import confidence
+from sunar.nodes.gather import gather
 from sunar.nodes.respond import respond
-from sunar.state import InputState, OutputState, RaIsfState
+from sunar.state import InputState, OutputState
+from sunar.streaming import describe_common
 
 #: Enough graph steps for MAX_FRAMES frames and the nodes around them (LangGraph's default of 25
 #: would stop a question with two sub-questions). A caller's own recursion_limit wins.
@@ -54,7 +56,7 @@ RECURSION_LIMIT = MAX_FRAMES * STEPS_PER_FRAME + 20
 
 def build_ra_isf(variant: str = "ra_isf", checkpointer: Any = None) -> Any:
     g = StateGraph(RaIsfState, context_schema=Configuration, input_schema=InputState, output_schema=OutputState)
-    g.add_node("ask", ask)
+    g.add_node("ask", make_ask({}))
     g.add_node("start", start)
     g.add_node("next_frame", next_frame)
     g.add_node("self_knowledge", self_knowledge)
@@ -84,6 +86,31 @@ def build_ra_isf(variant: str = "ra_isf", checkpointer: Any = None) -> Any:
     g.add_edge("confidence", "respond")
     g.add_edge("respond", END)
     return g.compile(checkpointer=checkpointer, name=variant).with_config(recursion_limit=RECURSION_LIMIT)
+
+
+def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> str | None:
+    """One line for an RA-ISF node's state update, as ``sunar ask --stream`` shows it: what the
+    node decided about the frame it worked on (``state`` is the state before the node)."""
+    frames = update.get("frames") or state.get("frames") or []
+    current = update["current"] if "current" in update else state.get("current")
+    frame = frames[current] if current is not None and current < len(frames) else None
+    if node == "next_frame":
+        if frame is None:
+            return "every frame is done"
+        return f"{'compose' if frame['stage'] == 'compose' else 'work on'} (depth {frame['depth']}): {frame['question']}"
+    if frame is None or node not in ("self_knowledge", "retrieve", "relevance", "decompose", "answer", "compose"):
+        return describe_common(node, update)
+    if node == "self_knowledge":
+        return f"known from memory: {'yes' if frame.get('known') else 'no'}"
+    if node == "retrieve":
+        return f"{len(frame.get('passages') or [])} passages"
+    if node == "relevance":
+        return f"{len(frame.get('relevant') or [])} of {len(frame.get('passages') or [])} passages judged relevant"
+    if node == "decompose" and frame.get("children"):
+        return "sub-questions: " + " | ".join(frames[c]["question"] for c in frame["children"])
+    if frame.get("stage") == "done":
+        return f"answer ({frame.get('basis')}): {frame.get('answer')}"
+    return f"no usable result; next: {frame.get('stage')}"
 
 
 # The named graph for langgraph.json / LangGraph Studio.

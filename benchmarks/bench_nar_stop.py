@@ -31,7 +31,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from sunar.config import Configuration
+from sunar.configuration import Configuration
 from sunar.evals.data import read_questions
 from sunar.evals.metrics import retrieval_metrics
 from sunar.nodes.retrieve import retrieve

@@ -1,15 +1,12 @@
-"""Scripted models: deterministic stand-ins that drive every branch of the graph in tests.
+"""The scripted LLM: a deterministic test double that drives every branch of the graphs.
 
 A script is a function from the prompt text (and the sample index) to the reply, so a test states
-plainly what the "model" answers to each kind of prompt. ``scripted:<name>`` selects a script
-registered with :func:`register_script`, ``scripted:<module>:<function>`` one importable by path
-(used where the LLM is chosen by a configuration string in another process, e.g. the LangGraph
-server or the CLI).
+plainly what the "model" answers to each kind of prompt. Tests hand it to the product as an object
+(``Resources(llm=...)`` or ``POOL.llm_factory``); no configuration string can name it.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -20,18 +17,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict
 
-from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM, pick_label
 
 Script = Callable[[str, int], str]
 #: (prompt text, continuation) -> log-likelihood of the continuation as the reply
 LoglikScript = Callable[[str, str], float]
-_SCRIPTS: dict[str, Script] = {}
-
-
-def register_script(name: str, script: Script) -> None:
-    """Make ``scripted:<name>`` resolve to ``script``."""
-    _SCRIPTS[name] = script
 
 
 def prompt_text(messages: Sequence[BaseMessage]) -> str:
@@ -108,20 +98,6 @@ class ScriptedLLM(LLM):
         self.chat = ScriptedChatModel(script=script, calls=[])
         self.loglik_script = loglik
         self.loglik_calls: list[tuple[str, str]] = []
-
-    @classmethod
-    def named(cls, name: str) -> ScriptedLLM:
-        """A registered script, or ``module:function`` imported (so another process, such as
-        the LangGraph server or the CLI, can be given a script by name)."""
-        if name in _SCRIPTS:
-            return cls(_SCRIPTS[name], name)
-        module, sep, attr = name.partition(":")
-        if sep:
-            try:
-                return cls(getattr(importlib.import_module(module), attr), name)
-            except (ImportError, AttributeError) as exc:
-                raise ModelUnavailable(f"scripted model '{name}': cannot import {module}:{attr} ({exc})") from None
-        raise ModelUnavailable(f"no scripted model '{name}' is registered (or give module:function)")
 
     @property
     def calls(self) -> list[str]:

@@ -23,16 +23,20 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from sunar.config import Configuration
+from sunar.baselines.gensco.nodes import answer, candidates, propose, select, stop_check
+from sunar.baselines.gensco.state import GenScoState
+from sunar.configuration import Configuration
 from sunar.errors import SunarError
-from sunar.nodes.ask import ask
+from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import confidence
-from sunar.nodes.gensco import answer, candidates, propose, select, stop_check
 from sunar.nodes.respond import respond
-from sunar.state import GenScoState, InputState, OutputState
+from sunar.state import InputState, OutputState
+from sunar.streaming import describe_common
 
 #: variant -> whether the question's log-likelihood decides when to stop
-GENSCO_VARIANTS: dict[str, bool] = {"gensco": False, "gensco_stop": True}
+VARIANTS: dict[str, bool] = {"gensco": False, "gensco_stop": True}
+#: GenSco's own per-question fields, cleared when a new question starts on a thread.
+FRESH = {"sub_question": "", "candidates": [], "question_loglik": [], "halt": ""}
 
 
 def unless_halted(target: str) -> Callable[[dict[str, Any]], str]:
@@ -47,11 +51,11 @@ def unless_halted(target: str) -> Callable[[dict[str, Any]], str]:
 
 def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     """Compile GenSco's graph for ``variant`` (see the module docstring)."""
-    if variant not in GENSCO_VARIANTS:
-        raise SunarError(f"unknown GenSco variant '{variant}'; choose one of: {', '.join(GENSCO_VARIANTS)}")
-    by_likelihood = GENSCO_VARIANTS[variant]
+    if variant not in VARIANTS:
+        raise SunarError(f"unknown GenSco variant '{variant}'; choose one of: {', '.join(VARIANTS)}")
+    by_likelihood = VARIANTS[variant]
     g = StateGraph(GenScoState, context_schema=Configuration, input_schema=InputState, output_schema=OutputState)
-    g.add_node("ask", ask)
+    g.add_node("ask", make_ask(FRESH))
     g.add_node("propose", propose)
     g.add_node("candidates", candidates)
     g.add_node("select", select)
@@ -73,6 +77,24 @@ def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     g.add_edge("confidence", "respond")
     g.add_edge("respond", END)
     return g.compile(checkpointer=checkpointer, name=variant)
+
+
+def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> str | None:
+    """One line for a GenSco node's state update, as ``sunar ask --stream`` shows it."""
+    if node == "propose":
+        if update.get("sub_question"):
+            return f"sub-question: {update['sub_question']}"
+        return f"selection stopped ({update.get('halt') or 'done'})"
+    if node == "candidates" and update.get("candidates"):
+        return f"{len(update['candidates'])} candidate passages: " + ", ".join(c["title"] for c in update["candidates"])
+    if node == "select":
+        hop = (update.get("hops") or [{}])[-1]
+        chosen = (hop.get("evidence") or [{}])[0]
+        return f"chose {chosen.get('title')!r} (log-likelihood {chosen.get('score', 0.0):.2f})"
+    if node == "stop_check" and update.get("question_loglik"):
+        verdict = "stopped: no gain" if update.get("halt") == "no_gain" else "goes on"
+        return f"log P(question | decomposition) = {update['question_loglik'][-1]:.2f}; {verdict}"
+    return describe_common(node, update)
 
 
 # Named graphs for langgraph.json / LangGraph Studio.

@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sunar import prompts
 from sunar.checkpoints import open_checkpointer
-from sunar.config import CPU_PROFILE
+from sunar.configuration import CPU_PROFILE
 from sunar.evals.data import read_questions
 from sunar.graph import build_graph
 from sunar.models.fake import register_script

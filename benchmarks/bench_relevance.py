@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sunar import prompts
-from sunar.config import CPU_PROFILE, Configuration
+from sunar.configuration import CPU_PROFILE, Configuration
 from sunar.evals.bench_nli import balanced_accuracy, fit_tau
 from sunar.evals.data import read_questions
 from sunar.evals.run import interleave

@@ -3,7 +3,7 @@
 For each (sub-)question: a self-knowledge judgement (answer from memory when the LLM knows it);
 otherwise retrieval and a relevance judgement per passage (answer from the relevant ones);
 otherwise decomposition into sub-questions, solved the same way, and an answer composed from
-theirs. The recursion is the ``stack`` of frame ids in :class:`~sunar.state.RaIsfState`: one node
+theirs. The recursion is the ``stack`` of frame ids in :class:`~sunar.baselines.ra_isf.state.RaIsfState`: one node
 per step, each working on the frame ``current`` and setting its ``stage`` (the node to run next
 for it), so a person stepping through the graph sees every judgement.
 
@@ -25,13 +25,15 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sunar import prompts
-from sunar.config import Configuration
-from sunar.models.nli import normalize_answer
-from sunar.nodes.decompose import restates
-from sunar.nodes.text import UNKNOWN, clean_answer, evidence
-from sunar.runtime import node, resources
-from sunar.state import Basis, Evidence, Frame, FrameStage, Hop
+from sunar.baselines.ra_isf import prompts
+from sunar.baselines.ra_isf.prompts import REFERENCE, parse_sub_questions
+from sunar.baselines.ra_isf.state import Basis, Frame, FrameStage
+from sunar.configuration import Configuration
+from sunar.prompts.answer import UNKNOWN, clean_answer
+from sunar.resources import resources
+from sunar.state import Evidence, Hop, evidence_of
+from sunar.text import restates
+from sunar.usage import node
 
 #: Most frames (the question and all its sub-questions, at every depth) per question. A chatty
 #: model could otherwise decompose 4 ways at every level (1 + 4 + 16 + 64 frames at D_th = 3);
@@ -43,9 +45,6 @@ MAX_SUB_QUESTIONS = 4
 #: retrieve, relevance, decompose, compose), used for the compiled graph's recursion limit.
 STEPS_PER_FRAME = 10
 
-_REFERENCE = re.compile(r"#(\d+)")
-_MARKER = re.compile(r"^\s*(?:[-*\u2022]+|\(?\d{1,2}\s*[.):]|(?:sub[- ]?questions?|q)\s*\d{0,2}\s*[.):])\s*", re.IGNORECASE)
-_LABEL = re.compile(r"^\s*(?:question|sub[- ]?question)\s*:\s*", re.IGNORECASE)
 
 
 # --- frames -----------------------------------------------------------------------------------
@@ -125,46 +124,7 @@ def fill_references(frame: Frame, frames: list[Frame]) -> tuple[str, list[str]]:
         missing.append(match.group(0))
         return match.group(0)
 
-    return _REFERENCE.sub(fill, written), missing
-
-
-def parse_sub_questions(text: str, asked: list[str]) -> tuple[list[str], list[str]]:
-    """Sub-questions from a decomposition reply, and notes on what was dropped.
-
-    A line counts when it starts with a list marker ("1.", "2)", "-", "Sub-question 1:") or ends
-    with "?"; anything after its first "?" is cut (an answer the model added). Repeats of an earlier
-    line and restatements of a question in ``asked`` (the question and its ancestors) are dropped;
-    #k references are renumbered to the lines kept, and a reference to a dropped or later line
-    becomes #0, which never resolves.
-    """
-    items: list[str] = []
-    for raw in str(text).splitlines():
-        line = raw.strip().strip("*").strip()
-        marked = _MARKER.match(line)
-        body = _LABEL.sub("", line[marked.end():] if marked else line).strip().strip("*").strip()
-        if "?" in body:
-            body = body[: body.index("?") + 1]
-        if (marked or body.endswith("?")) and any(ch.isalnum() for ch in _REFERENCE.sub("", body)):
-            items.append(body)
-    kept: list[str] = []
-    where: dict[int, int] = {}  # written position (1-based) -> kept position (1-based)
-    notes: list[str] = []
-    for n, item in enumerate(items, start=1):
-        if any(restates(item, q) for q in asked):
-            notes.append(f"a sub-question repeated the question ({item[:80]!r}); dropped")
-            continue
-        own = len(kept) + 1
-
-        def renumber(match: re.Match[str], own: int = own) -> str:
-            j = where.get(int(match.group(1)), 0)
-            return f"#{j if j < own else 0}"
-
-        item = _REFERENCE.sub(renumber, item)
-        earlier = next((j for j, k in enumerate(kept, start=1) if normalize_answer(k) == normalize_answer(item)), None)
-        if earlier is None:
-            kept.append(item)
-        where[n] = earlier or own
-    return kept, notes
+    return REFERENCE.sub(fill, written), missing
 
 
 # --- nodes ------------------------------------------------------------------------------------
@@ -205,13 +165,8 @@ def next_frame(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     return {"frames": frames, "stack": stack, "current": None, "notes": notes}
 
 
-#: Decision thresholds on logp(yes) - logp(no) for the relevance judge, per LLM, measured with
-#: ``python -m sunar.evals.bench_relevance`` on dev questions outside the reported evaluation.
-RELEVANCE_THRESHOLDS: dict[str, float] = {}
-
-
 def _yes(scores: dict[str, float], threshold: float = 0.0) -> bool:
-    yes, no = prompts.RA_ISF_LABELS
+    yes, no = prompts.LABELS
     return scores[yes] - scores[no] > threshold
 
 
@@ -219,7 +174,7 @@ def _yes(scores: dict[str, float], threshold: float = 0.0) -> bool:
 def self_knowledge(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Can the LLM answer the question from memory alone?"""
     frames, frame = _current(state)
-    known = _yes(resources(config).llm.judge(prompts.ra_isf_know_messages(frame["question"]), prompts.RA_ISF_LABELS))
+    known = _yes(resources(config).llm.judge(prompts.know_messages(frame["question"]), prompts.LABELS))
     changes: dict[str, Any] = {"known": known, "stage": "answer", "basis": "self"} if known else {"known": False, "stage": "retrieve"}
     return {"frames": _put(frames, frame, **changes)}
 
@@ -231,7 +186,7 @@ def reranked(res: Any, question: str, cfg: Configuration) -> list[Evidence]:
     if not docs:
         return []
     scores = dict(zip([d.id for d in docs], res.scorer.score(question, docs), strict=True))
-    return evidence(sorted(docs, key=lambda d: -scores[d.id])[: max(1, cfg.evidence)], scores)
+    return evidence_of(sorted(docs, key=lambda d: -scores[d.id])[: max(1, cfg.evidence)], scores)
 
 
 @node("retrieve")
@@ -248,11 +203,11 @@ def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Judge each retrieved passage's relevance to the question."""
     llm = resources(config).llm
-    threshold = RELEVANCE_THRESHOLDS.get(llm.name, 0.0)
+    threshold = Configuration.from_runnable_config(config).relevance_threshold
     frames, frame = _current(state)
     relevant = [
         p["id"] for p in frame["passages"]
-        if _yes(llm.judge(prompts.ra_isf_relevance_messages(frame["question"], p), prompts.RA_ISF_LABELS), threshold)
+        if _yes(llm.judge(prompts.relevance_messages(frame["question"], p), prompts.LABELS), threshold)
     ]
     changes: dict[str, Any] = {"relevant": relevant, "stage": "answer", "basis": "passages"} if relevant else {"relevant": [], "stage": "decompose"}
     return {"frames": _put(frames, frame, **changes)}
@@ -266,15 +221,15 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     question, basis = frame["question"], frame["basis"]
     if basis == "self":
         used: list[Evidence] = []
-        messages = prompts.ra_isf_self_answer_messages(question)
+        messages = prompts.self_answer_messages(question)
     elif basis == "passages":
         used = [p for p in frame["passages"] if p["id"] in set(frame["relevant"])]
-        messages = prompts.ra_isf_passage_answer_messages(question, used, guess=False)
+        messages = prompts.passage_answer_messages(question, used, guess=False)
     else:  # leaf
         used = list(frame["passages"])
         if not used:
             return {"frames": _put(frames, frame, **settle(frame, UNKNOWN, "leaf")), "notes": [f"nothing to answer {question!r} from; answered unknown"]}
-        messages = prompts.ra_isf_passage_answer_messages(question, used, guess=True)
+        messages = prompts.passage_answer_messages(question, used, guess=True)
     reply = resources(config).llm.generate(messages, temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config)
     text = clean_answer(str(reply.content))
     if usable(text, question):
@@ -305,7 +260,7 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     room = min(MAX_SUB_QUESTIONS, MAX_FRAMES - len(frames))
     if room <= 0:
         return {"frames": _put(frames, frame, **leaf), "notes": [f"frame cap ({MAX_FRAMES}) reached; {question!r} answered as a leaf"]}
-    reply = resources(config).llm.generate(prompts.ra_isf_decompose_messages(question), temperature=0.0, max_tokens=cfg.max_tokens, config=config)
+    reply = resources(config).llm.generate(prompts.decompose_messages(question), temperature=0.0, max_tokens=cfg.max_tokens, config=config)
     subs, notes = parse_sub_questions(str(reply.content), _ancestors(frames, frame))
     if not subs:
         notes.append(f"the decomposition of {question!r} gave no usable sub-question ({str(reply.content)[:80]!r}); answered as a leaf")
@@ -329,7 +284,7 @@ def compose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     solved = [(frames[c]["question"], frames[c]["answer"]) for c in frame["children"]]
     if all(a == UNKNOWN for _, a in solved):
         return {"frames": _put(frames, frame, **leaf), "notes": [f"every sub-question of {question!r} is unknown; answered as a leaf"]}
-    reply = resources(config).llm.generate(prompts.ra_isf_compose_messages(question, solved), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config)
+    reply = resources(config).llm.generate(prompts.compose_messages(question, solved), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config)
     text = clean_answer(str(reply.content))
     if not usable(text, question):
         return {"frames": _put(frames, frame, **leaf), "notes": [f"no usable answer composed for {question!r} ({str(reply.content)[:60]!r}); answered as a leaf"]}

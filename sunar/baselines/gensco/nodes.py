@@ -15,42 +15,19 @@ generator's own end keyword); the graph's edges read it.
 from __future__ import annotations
 
 import math
-import re
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar import prompts
-from sunar.config import Configuration
-from sunar.models.nli import normalize_answer
-from sunar.nodes.text import UNKNOWN, clean_answer
-from sunar.runtime import node, resources
+from sunar.baselines.gensco import prompts
+from sunar.baselines.gensco.prompts import parse_next
+from sunar.configuration import Configuration
+from sunar.prompts.answer import UNKNOWN, clean_answer
+from sunar.resources import resources
 from sunar.state import Batch, Evidence, Hop
-
-Step = tuple[Literal["sub_question", "enough", "invalid"], str]
-_SUB = re.compile(r"^\W*(?:sub[\s-]*question|follow[\s-]*up(?:\s+question)?)\s*\d*\W*?:\W*?\s*(.*)$", re.IGNORECASE)
-_ENOUGH = re.compile(r"\[\s*enough\s*\]|^\W*enough\b|^\W*(?:so\s+)?the\s+final\s+answer\b|^\W*final\s+answer\b", re.IGNORECASE)
-
-
-def parse_next(text: str) -> Step:
-    """Read the first non-empty line of the generator's reply.
-
-    Returns ("sub_question", question), ("enough", "") or ("invalid", the line). The end keyword
-    may come bracketed or not; a final answer ("So the final answer is ...") also says the
-    generator has enough. A bare line ending in "?" is read as a sub-question."""
-    for raw in str(text).splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if _ENOUGH.search(line):
-            return "enough", ""
-        if (m := _SUB.match(line)) is not None and any(ch.isalnum() for ch in m.group(1)):
-            return "sub_question", m.group(1).strip().strip("*").strip()
-        if line.endswith("?") and ":" not in line:
-            return "sub_question", line
-        return "invalid", line
-    return "invalid", ""
+from sunar.text import normalize_answer
+from sunar.usage import node
 
 
 def steps_of(hops: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -65,22 +42,21 @@ def propose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     keyword and a broken reply fall back to the question itself, so something is retrieved."""
     cfg = Configuration.from_runnable_config(config)
     question, hops = state["question"], state.get("hops") or []
-    fresh: dict[str, Any] = {} if hops else {"question_loglik": [], "candidates": []}  # a new question starts clean
     if len(hops) >= cfg.max_hops:
         note = f"hop limit ({cfg.max_hops}) reached; answering from the {len(hops)} passage(s) selected"
-        return {**fresh, "sub_question": "", "halt": "hop_limit", "notes": [note]}
+        return {"sub_question": "", "halt": "hop_limit", "notes": [note]}
     reply = resources(config).llm.generate(
-        prompts.gensco_next_messages(question, steps_of(hops)), temperature=0.0, max_tokens=min(cfg.max_tokens, 64),
+        prompts.next_messages(question, steps_of(hops)), temperature=0.0, max_tokens=min(cfg.max_tokens, 64),
         stop=["\nPassage"], config=config,
     )
     kind, text = parse_next(str(reply.content))
     if kind == "sub_question":
         if normalize_answer(text) in {normalize_answer(h["question"]) for h in hops}:
-            return {**fresh, "sub_question": "", "halt": "repeat", "notes": [f"GenSco repeated a sub-question ({text!r}); selection stopped"]}
-        return {**fresh, "sub_question": text, "halt": ""}
+            return {"sub_question": "", "halt": "repeat", "notes": [f"GenSco repeated a sub-question ({text!r}); selection stopped"]}
+        return {"sub_question": text, "halt": ""}
     if not hops:
         why = "GenSco said it had enough before any passage" if kind == "enough" else f"GenSco's generator broke the format ({text[:80]!r})"
-        return {**fresh, "sub_question": question, "halt": "", "notes": [f"{why}; the question itself is used as the first sub-question"]}
+        return {"sub_question": question, "halt": "", "notes": [f"{why}; the question itself is used as the first sub-question"]}
     if kind == "enough":
         return {"sub_question": "", "halt": "enough"}
     return {"sub_question": "", "halt": "format", "notes": [f"GenSco's generator broke the format ({text[:80]!r}); selection stopped"]}
@@ -129,7 +105,7 @@ def select(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     pool = state.get("candidates") or []
     if not pool:
         raise RuntimeError("select called without candidates")  # the edge guards this
-    logliks = [scorer.loglik(prompts.gensco_score_messages([*chosen, c]), sub_question) for c in pool]
+    logliks = [scorer.loglik(prompts.score_messages([*chosen, c]), sub_question) for c in pool]
     usable = [v if math.isfinite(v) else -math.inf for v in logliks]  # NaN never wins
     best = max(range(len(pool)), key=lambda i: (usable[i], -i))
     pick = Evidence(**{**pool[best], "score": float(usable[best])})
@@ -144,7 +120,7 @@ def stop_check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     LLM. The first step sets the baseline; a later step that does not raise it is undone (its
     passage leaves the selection) and the selection stops."""
     hops, history = state.get("hops") or [], state.get("question_loglik") or []
-    value = resources(config).likelihood.loglik(prompts.gensco_question_messages(steps_of(hops)), state["question"])
+    value = resources(config).likelihood.loglik(prompts.question_messages(steps_of(hops)), state["question"])
     if history and not value > history[-1]:  # NaN counts as no improvement
         undone = hops[-1]
         note = (
@@ -164,12 +140,12 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     asked once more for the short answer; still empty, the answer is 'unknown'."""
     cfg = Configuration.from_runnable_config(config)
     llm = resources(config).llm
-    messages = prompts.gensco_answer_messages(state["question"], state.get("evidence") or [])
+    messages = prompts.answer_messages(state["question"], state.get("evidence") or [])
     limit = min(cfg.max_tokens, 48)
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=limit, config=config).content)
     if reply.strip():
         return {"answer": clean_answer(reply)}
-    again = [*messages, AIMessage(reply), HumanMessage(prompts.GENSCO_ANSWER_AGAIN)]
+    again = [*messages, AIMessage(reply), HumanMessage(prompts.ANSWER_AGAIN)]
     retry = str(llm.generate(again, temperature=0.0, max_tokens=limit, config=config).content)
     if retry.strip():
         return {"answer": clean_answer(retry), "notes": ["GenSco's final answer was empty; asked again for the short answer"]}

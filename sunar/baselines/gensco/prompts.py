@@ -1,0 +1,151 @@
+"""GenSco's prompts and the reader of its generator's reply.
+
+The generator proposes the next sub-question (or the end keyword) and answers from the selected
+passage sequence; the scorer LLM's prompts are built so that a given text (a sub-question, the
+question) follows them directly, for its log-likelihood.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from sunar.prompts.steps import read_step
+
+#: The generator writes one of these: a sub-question, or the end keyword when it has enough.
+SUB_QUESTION, ENOUGH = "Sub-question:", "[ENOUGH]"
+
+#: Passages longer than this are cut (with "...") in GenSco's prompts: every candidate costs the
+#: scorer LLM one pass over its text, and a prompt must fit the model's context.
+PASSAGE_CHARS = 1000
+
+SYSTEM = (
+    "You find the passages that answer a complex question, one step at a time. At each step write "
+    "one simple sub-question asking for the next fact you need; a passage answering it is then found "
+    "for you. Later sub-questions use the names found in the passages so far. When the passages "
+    f"found so far are enough to answer the question, write {ENOUGH} instead."
+)
+
+#: Invented worked examples: (question, [(sub-question, passage title, passage text), ...]). Each
+#: step becomes one user/assistant turn, then a last turn ends with the keyword; the turns are
+#: the same for every question, so llama.cpp keeps them in its KV cache.
+EXAMPLES: list[tuple[str, list[tuple[str, str, str]]]] = [
+    (
+        "Which river flows through the birthplace of the composer of The Planets?",
+        [
+            ("Who composed The Planets?", "The Planets", "The Planets is an orchestral suite in seven movements by the English composer Gustav Holst."),
+            ("Where was Gustav Holst born?", "Gustav Holst", "Gustav Holst (1874-1934) was an English composer born in Cheltenham, Gloucestershire."),
+            ("Which river flows through Cheltenham?", "Cheltenham", "Cheltenham is a spa town in Gloucestershire, England, built along the River Chelt."),
+        ],
+    ),
+    (
+        "Which film came out first, Vertigo or Psycho?",
+        [
+            ("When was the film Vertigo released?", "Vertigo (film)", "Vertigo is a 1958 American thriller film directed by Alfred Hitchcock."),
+            ("When was the film Psycho released?", "Psycho (1960 film)", "Psycho is a 1960 American horror film produced and directed by Alfred Hitchcock."),
+        ],
+    ),
+    (
+        "In what year did the author of The Old Man and the Sea receive the Nobel Prize?",
+        [
+            ("Who wrote The Old Man and the Sea?", "The Old Man and the Sea", "The Old Man and the Sea is a short novel by Ernest Hemingway, published in 1952."),
+            ("When did Ernest Hemingway receive the Nobel Prize?", "Ernest Hemingway", "Ernest Hemingway was an American writer who received the Nobel Prize in Literature in 1954."),
+        ],
+    ),
+]
+
+_NEXT_LINE = f"Write only the next line: '{SUB_QUESTION} <one simple question>', or {ENOUGH} if the passages answer the question."
+
+#: Sent once when the final answer came back empty.
+ANSWER_AGAIN = "Write the short answer only: a name, place, date or number."
+
+
+def passage(title: str, text: str) -> str:
+    text = " ".join(str(text).split())
+    if len(text) > PASSAGE_CHARS:
+        text = text[:PASSAGE_CHARS].rsplit(" ", 1)[0] + " ..."
+    return f"{title}: {text}"
+
+
+def transcript(question: str, steps: Sequence[tuple[str, str, str]]) -> str:
+    """The question, then each sub-question with the passage chosen for it."""
+    lines = [f"Question: {question}"]
+    for i, (sub_question, title, text) in enumerate(steps, start=1):
+        lines += [f"Sub-question {i}: {sub_question}", f"Passage {i}: {passage(title, text)}"]
+    return "\n".join(lines)
+
+
+def next_messages(question: str, steps: Sequence[tuple[str, str, str]]) -> list[BaseMessage]:
+    """The generator's prompt for the next step: the rule, every step of the worked examples as a
+    turn, then this question with its (sub-question, passage title, passage text) steps so far."""
+    messages: list[BaseMessage] = [SystemMessage(SYSTEM)]
+    for example, example_steps in EXAMPLES:
+        for i in range(len(example_steps) + 1):
+            messages.append(HumanMessage(f"{transcript(example, example_steps[:i])}\n\n{_NEXT_LINE}"))
+            messages.append(AIMessage(f"{SUB_QUESTION} {example_steps[i][0]}" if i < len(example_steps) else ENOUGH))
+    messages.append(HumanMessage(f"{transcript(question, steps)}\n\n{_NEXT_LINE}"))
+    return messages
+
+
+ANSWER_SYSTEM = (
+    "Answer the complex question from the passages, which were found for it step by step, in this "
+    "order. Reply with the short answer only (a name, place, date or a few words), no sentence. If "
+    "the passages do not say, give your best guess."
+)
+
+
+def answer_messages(question: str, passages: Sequence[dict]) -> list[BaseMessage]:
+    """The final generator call: the question and the selected passage sequence."""
+    block = "\n".join(f"[{i}] {passage(p['title'], p['text'])}" for i, p in enumerate(passages, start=1))
+    return [
+        SystemMessage(ANSWER_SYSTEM),
+        HumanMessage(f"Passages:\n{block or '(no passages found)'}\n\nQuestion: {question}\nShort answer:"),
+    ]
+
+
+# The scorer LLM's prompts. The instruction sits in the system message and the user turn holds
+# only the passages, with the candidate last: the candidates of a step share every token before
+# it (kept in llama.cpp's KV cache), and the continuation follows the candidate directly.
+
+SCORE_SYSTEM = (
+    "You read passages and write one simple question that the last passage answers. The question "
+    "may use names that the earlier passages give."
+)
+
+QUESTION_SYSTEM = (
+    "You read simple questions, each with the passage that answers it, and write the one complex "
+    "question that they answer together."
+)
+
+
+def score_messages(passages: Sequence[dict]) -> list[BaseMessage]:
+    """Scorer prompt for log P(sub-question | chosen passages + candidate): the candidate is last."""
+    block = "\n".join(f"[{i}] {passage(p['title'], p['text'])}" for i, p in enumerate(passages, start=1))
+    return [SystemMessage(SCORE_SYSTEM), HumanMessage(f"Passages:\n{block}")]
+
+
+def question_messages(steps: Sequence[tuple[str, str, str]]) -> list[BaseMessage]:
+    """Scorer prompt for log P(question | decomposition so far): each (sub-question, title, text)."""
+    block = "\n".join(
+        f"{i}. {sub_question}\n   Passage: {passage(title, text)}" for i, (sub_question, title, text) in enumerate(steps, start=1)
+    )
+    return [SystemMessage(QUESTION_SYSTEM), HumanMessage(f"Simple questions and their passages:\n{block}")]
+
+
+
+Step = tuple[Literal["sub_question", "enough", "invalid"], str]
+_SUB = re.compile(r"^\W*(?:sub[\s-]*question|follow[\s-]*up(?:\s+question)?)\s*\d*\W*?:\W*?\s*(.*)$", re.IGNORECASE)
+_ENOUGH = re.compile(r"\[\s*enough\s*\]|^\W*enough\b|^\W*(?:so\s+)?the\s+final\s+answer\b|^\W*final\s+answer\b", re.IGNORECASE)
+
+
+def parse_next(text: str) -> Step:
+    """Read the first non-empty line of the generator's reply.
+
+    Returns ("sub_question", question), ("enough", "") or ("invalid", the line). The end keyword
+    may come bracketed or not; a final answer ("So the final answer is ...") also says the
+    generator has enough. A bare line ending in "?" is read as a sub-question."""
+    kind, text = read_step(text, end=lambda line: "" if _ENOUGH.search(line) else None, ask=_SUB)
+    return {"end": "enough", "ask": "sub_question", "invalid": "invalid"}[kind], text  # type: ignore[return-value]

@@ -1,0 +1,274 @@
+"""One typed configuration for the whole product, resolved and checked in one place.
+
+:class:`Configuration` is every graph's ``context_schema``, so LangGraph Studio shows each knob
+with its default, range and description (the paper's symbols b, c, m, k, l are in them). Every
+entry point builds it the same way, through pydantic validation of the values the caller gave:
+
+- the CLI (``--llm``, ``--profile``, ``--set FIELD=VALUE``) and ``sunar eval`` call
+  :meth:`Configuration.resolve`;
+- LangGraph (Studio, the API, ``graph.invoke(..., context=...)``) builds it from the run's
+  context, and nodes read it with :meth:`Configuration.from_runnable_config`, which also takes the
+  ``configurable`` section of a ``RunnableConfig`` (Python callers).
+
+Whatever the entry point, a bad value is one :class:`~sunar.errors.ConfigurationError` line
+("configuration: rescoring must be one of paper, official (got 'both')"), and the profile is
+applied the same way: the ``cpu`` profile's values for the fields the caller did not set, when
+the LLM is the embedded CPU model (``profile="auto"``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from sunar.errors import ConfigurationError
+from sunar.models.providers import resolve_llm
+
+#: Smaller settings for the embedded CPU model (a 1.5B model at ~12 tokens/s): fewer samples and a
+#: smaller budget keep a question to minutes instead of an hour. The ``paper`` profile is the
+#: field defaults.
+CPU_PROFILE: dict[str, Any] = {
+    "batch_size": 8,
+    "budget": 16,
+    "samples": 3,
+    "neighbours": 5,
+    "evidence": 5,
+    "first_stage_depth": 50,
+    "max_hops": 3,
+    "chain_check_after": 2,
+    "max_tokens": 96,
+    "gensco_candidates": 5,
+    # With m=3 samples and two batches per sub-question, the paper's score / s halves a whole batch
+    # on one dissenting sample, and a batch that confidently answers off-topic then outranks the
+    # gold one. The official code's contradiction penalty keeps Recall@10 (benchmarks/RESULTS.md).
+    "rescoring": "official",
+}
+PROFILES: dict[str, dict[str, Any]] = {"paper": {}, "cpu": CPU_PROFILE}
+
+#: Keys LangGraph itself puts beside the configuration in a run's ``configurable``/``context``.
+_LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
+
+
+def _runtime_context() -> Any:
+    """The LangGraph runtime context of the node being run, or None outside a graph."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        return get_runtime().context
+    except Exception:  # not inside a LangGraph run
+        return None
+
+
+@functools.cache
+def _auto_llm() -> str:
+    """What ``llm="auto"`` means in this process (decided once: the Ollama probe takes a moment)."""
+    return resolve_llm("auto")[0]
+
+
+class Configuration(BaseModel):
+    """Settings of a SUNAR run. Defaults are the paper's values (the ``paper`` profile)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+
+    # --- models -------------------------------------------------------------------------------
+    llm: str = Field(
+        "auto",
+        description="Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
+        "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), "
+        "or 'auto' (Ollama llama3.1 when its server answers and has the model, else embedded).",
+    )
+    profile: Literal["auto", "paper", "cpu"] = Field(
+        "auto",
+        description="Defaults for the fields not set: 'paper' (the paper's values), 'cpu' (smaller "
+        "budget, fewer samples: minutes per question on a CPU), or 'auto' (cpu with the embedded "
+        "model, paper otherwise). Resolved to 'paper' or 'cpu'.",
+    )
+    scorer: str = Field(
+        "auto",
+        description="Scorer of NAR batches (the paper's cross-encoder): 'cross-encoder:<name or path>', "
+        "'hybrid', 'splade', 'dense', or 'auto' (the paper's nreimers/mmarco-mMiniLMv2-L12-H384-v1 "
+        "when cached, else the measured best offline one).",
+    )
+    nli: str = Field(
+        "auto",
+        description="Entailment model for semantic sets: 'hf:<name or path>' (an MNLI classifier such as "
+        "microsoft/deberta-large-mnli), 'llm' (the LLM as a few-shot judge), or 'auto' "
+        "(roberta-large-mnli / deberta-large-mnli when cached, else 'llm').",
+    )
+    # --- index --------------------------------------------------------------------------------
+    index_dir: str = Field("", description="Index directory built by 'sunar index'. Empty: the bundled demo index.")
+    chroma_url: str = Field("", description="Chroma server URL (client/server mode). Empty: the embedded store.")
+    # --- NAR (Algorithm 1) --------------------------------------------------------------------
+    first_stage: Literal["bm25", "dense"] = Field(
+        "bm25", description="First-stage retriever R: sparse BM25 (the paper uses sparse SPLADE) or dense."
+    )
+    first_stage_depth: int = Field(100, ge=1, le=1000, description="Depth of the first-stage ranking R per sub-question.")
+    batch_size: int = Field(16, ge=1, le=1000, description="b: documents scored per NAR batch.")
+    budget: int = Field(100, ge=1, le=10000, description="c: most documents scored per sub-question (NAR stops at |R+| >= c).")
+    neighbours: int = Field(10, ge=0, le=1000, description="k: graph neighbours added to N per scored document.")
+    evidence: int = Field(10, ge=1, le=100, description="l: top documents of R+ kept as a sub-question's evidence and for MER.")
+    nar_patience: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="NAR early stop: end a sub-question's NAR loop when the last this-many batches hold none of "
+        "the top l documents of R+ (their scores fell below the evidence already found). 0: off, "
+        "as in the paper, which scores until the budget c is spent.",
+    )
+    # --- answer sampling and uncertainty ------------------------------------------------------
+    samples: int = Field(10, ge=1, le=100, description="m: answers sampled from the LLM per NAR batch.")
+    temperature: float = Field(0.3, ge=0.0, le=2.0, description="Sampling temperature of the m answers.")
+    rescoring: Literal["paper", "official"] = Field(
+        "paper",
+        description="'paper': score / s (s = number of semantic sets). 'official': the official code's "
+        "penalty from contradicting answer pairs.",
+    )
+    # --- Self-Ask and MER ---------------------------------------------------------------------
+    max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions before the answer is forced.")
+    chain_check_after: int = Field(
+        0,
+        ge=0,
+        le=20,
+        description="From this many answered hops on, a Self-Ask follow-up that names none of the answers found "
+        "so far ends the decomposition (a small model drifts back to the question's own entities "
+        "instead of giving the final answer). 0: off, as in the paper.",
+    )
+    keep_per_hop: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="MER's evidence: each sub-question's this-many best documents are kept before the rest of "
+        "the hops' evidence is re-ranked against the question. A later hop's answer document "
+        "rarely names the question's own entities, so re-ranking alone can drop it. 0: re-rank "
+        "everything, as the official code does.",
+    )
+    max_tokens: int = Field(256, ge=1, le=4096, description="Most tokens the LLM may generate per call.")
+    # --- other systems: GenSco and RA-ISF ------------------------------------------------------
+    gensco_candidates: int = Field(
+        10,
+        ge=1,
+        le=100,
+        description="GenSco: candidate passages the scorer LLM compares per step (the first stage per sub-question, "
+        "re-ranked by the scorer, top ones).",
+    )
+    likelihood_llm: str = Field(
+        "",
+        description="GenSco's scorer LLM, which must return token log-probabilities of a given text "
+        "('embedded:<name>' can; Ollama cannot). Empty: the generative LLM.",
+    )
+    ra_isf_depth: int = Field(3, ge=0, le=10, description="RA-ISF: deepest recursion of sub-questions (D_th); past it a sub-question is 'unknown'.")
+    relevance_threshold: float = Field(
+        0.0,
+        description="RA-ISF: a passage is relevant when the judge's logp(yes) - logp(no) is above this "
+        "(0: the argmax; benchmarks/bench_relevance measures it).",
+    )
+    llm_cache: str = Field(
+        "",
+        description="SQLite file caching LLM calls by (model, prompt, parameters, sample index); a call made "
+        "before is read from it. Empty: no cache. 'sunar eval' keeps one per output directory.",
+    )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _resolved(cls, data: Any, handler: Any) -> Configuration:
+        """Every construction: LangGraph's keys dropped, the profile applied to the fields not
+        given, and a bad value turned into one :class:`ConfigurationError` line."""
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k not in _LANGGRAPH_KEYS and not str(k).startswith("__")}
+            data = _with_profile(data)
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            raise ConfigurationError(_one_line(exc)) from None
+
+    @classmethod
+    def resolve(cls, values: dict[str, Any] | None = None) -> Configuration:
+        """The configuration for ``values`` (field -> value, strings allowed as from ``--set``);
+        unknown fields and bad values are a :class:`ConfigurationError`."""
+        return _resolve(_frozen(values or {}))
+
+    @classmethod
+    def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
+        """The run's configuration, inside a node: the run's context (LangGraph Studio, the API,
+        ``invoke(context=...)``), then the known fields of ``configurable`` (which win). When the
+        caller injected ready :class:`~sunar.resources.Resources` and named no LLM, the injected
+        LLM decides the profile."""
+        values: dict[str, Any] = {}
+        context = _runtime_context()
+        if isinstance(context, Configuration):
+            values.update(context.given())
+        elif isinstance(context, dict):
+            values.update(context)
+        configurable = (config or {}).get("configurable") or {}
+        values.update((k, v) for k, v in configurable.items() if k in cls.model_fields)
+        injected = getattr(getattr(configurable.get("resources"), "llm", None), "name", None)
+        if injected and "llm" not in values:
+            values["llm"] = injected
+        return cls.resolve(values)
+
+    def given(self) -> dict[str, Any]:
+        """The fields set explicitly or by the profile (not left at the paper's default)."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+    def values(self) -> dict[str, Any]:
+        """Every field, as a plain dict (what a run records, and a ``configurable`` section)."""
+        return self.model_dump()
+
+    @classmethod
+    def descriptions(cls) -> dict[str, str]:
+        """Field name -> description (for the CLI help)."""
+        return {name: f.description or "" for name, f in cls.model_fields.items()}
+
+
+def _with_profile(data: dict[str, Any]) -> dict[str, Any]:
+    """The profile's values for the fields ``data`` does not set; ``profile`` resolved."""
+    profile = data.get("profile", "auto")
+    if profile == "auto":
+        llm = data.get("llm", "auto")
+        if llm == "auto":
+            llm = data["llm"] = _auto_llm()
+        profile = "cpu" if isinstance(llm, str) and llm.startswith("embedded:") else "paper"
+    if profile not in PROFILES:
+        return data  # validation reports it
+    return {**PROFILES[profile], **data, "profile": profile}
+
+
+def _frozen(values: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
+    return tuple(sorted((str(k), type(v).__name__, v) for k, v in values.items()))
+
+
+@functools.lru_cache(maxsize=512)
+def _resolve(items: tuple[tuple[str, str, Any], ...]) -> Configuration:
+    return Configuration(**{k: v for k, _, v in items})
+
+
+def _one_line(exc: ValidationError) -> str:
+    """pydantic's errors as one line a user can act on."""
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error.get("loc") or ()) or "configuration"
+        kind, ctx, got = error.get("type", ""), error.get("ctx") or {}, error.get("input")
+        if kind == "extra_forbidden":
+            parts.append(f"unknown field '{field}' (fields: {', '.join(Configuration.model_fields)})")
+            continue
+        if kind == "literal_error":
+            choices = ", ".join(a.strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(", "))
+            rule = f"must be one of {choices}"
+        elif kind in ("int_parsing", "int_type", "int_from_float"):
+            rule = "must be a whole number"
+        elif kind in ("float_parsing", "float_type", "finite_number"):
+            rule = "must be a number"
+        elif kind == "string_type":
+            rule = "must be text"
+        elif kind in ("greater_than_equal", "less_than_equal"):
+            field_info = Configuration.model_fields.get(field)
+            bounds = {type(m).__name__: m for m in (field_info.metadata if field_info else [])}
+            low, high = getattr(bounds.get("Ge"), "ge", None), getattr(bounds.get("Le"), "le", None)
+            rule = f"must be from {low} to {high}" if low is not None and high is not None else error.get("msg", "").lower()
+        else:
+            rule = str(error.get("msg", "is not valid")).lower()
+        parts.append(f"{field} {rule} (got {got!r})")
+    return "configuration: " + "; ".join(parts)

@@ -1,0 +1,48 @@
+"""A short answer to a (sub-)question from documents (NAR's answer sampling, a hop's intermediate
+answer, Self-Ask's own conclusion, the confidence samples), and :func:`clean_answer`, which reads
+every short answer the product asks for."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+UNKNOWN = "unknown"
+
+SYSTEM = (
+    "Answer the question from the documents. Reply with the short answer only (a name, place, date "
+    "or a few words), no sentence. If the documents do not say, give your best guess."
+)
+
+
+def documents_block(evidence: Sequence[dict]) -> str:
+    """Numbered documents, "[i] title: text", as every evidence prompt shows them."""
+    if not evidence:
+        return "(no documents found)"
+    return "\n".join(f"[{i}] {e['title']}: {e['text']}" for i, e in enumerate(evidence, start=1))
+
+
+def answer_messages(question: str, evidence: Sequence[dict]) -> list[BaseMessage]:
+    return [
+        SystemMessage(SYSTEM),
+        HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}\nShort answer:"),
+    ]
+
+
+_LABEL = r"(short answer|answer|intermediate answer|final answer)"
+#: A leading label: "Answer: X", or bracketed as MER is asked to write it, where small models
+#: sometimes drop the colon ("[Final Answer] X").
+_LEAD = re.compile(rf"^(\[{_LABEL}\]\s*:?|{_LABEL}\s*:)\s*", re.IGNORECASE)
+_UNKNOWN = re.compile(r"^(unknown|i don'?t know|not (stated|mentioned|given)|no answer|none|n/?a)\b", re.IGNORECASE)
+
+
+def clean_answer(text: str) -> str:
+    """The first non-empty line of a reply, without labels, quotes and a trailing full stop.
+    Empty or "I don't know"-like replies become ``unknown``."""
+    line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    line = _LEAD.sub("", line).strip().rstrip(".").strip("*\"'` ").rstrip(".").strip()
+    if not line or _UNKNOWN.match(line):
+        return UNKNOWN
+    return line[:300]

@@ -1,0 +1,74 @@
+"""MER, the Meta Evidence Reasoner: the prompt (documents, question, reasoning path), the
+follow-up asked when the reply has no usable final answer, and the reader of its reply."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from sunar.prompts.answer import clean_answer, documents_block
+
+SYSTEM = (
+    "You check a chain of reasoning against evidence and give the final answer to a complex question. "
+    "The intermediate answers may contain mistakes: trust the documents over them."
+)
+
+RATIONALE, FINAL_ANSWER = "[Answer]:", "[Final Answer]:"
+
+#: Asked once more when MER's reply has no final answer (a small model often runs out of tokens
+#: or forgets the format while reasoning).
+#: The question is repeated: without it, a 1.5B model often named the bridge entity it had just
+#: reasoned about (on dev: "Gustaf Molander" for "the place of birth of the director of film Dollar").
+#: The last sentence is for the same fault with the question in view: for "Where was the director of
+#: film Ronnie Rocket born?" it answered "David Lynch" without it and "Missoula, Montana" with it (on
+#: the 98 dev fall-backs of sunar and sunar_no_asu, 26 -> 28 right, none lost).
+FINAL_ONLY = (
+    "Question: {question}\nNow write '" + FINAL_ANSWER + "' followed by the short answer to this question only: "
+    "a name, place, date or number. Give what the question asks for, not a person or thing it names on the way."
+)
+
+
+def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Sequence[dict]) -> list[BaseMessage]:
+    steps = "\n".join(f"{i}. {q} -> {a}" for i, (q, a) in enumerate(path, start=1)) or "(none)"
+    return [
+        SystemMessage(SYSTEM),
+        HumanMessage(
+            f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}\n"
+            f"Reasoning path (sub-question -> answer):\n{steps}\n\n"
+            f"Write '{RATIONALE}' followed by one or two sentences of reasoning from the documents, then a new line "
+            f"'{FINAL_ANSWER}' followed by the short answer only: a name, place, date or number, not a sentence."
+        ),
+    ]
+
+
+def final_only_message(question: str) -> HumanMessage:
+    return HumanMessage(FINAL_ONLY.format(question=question))
+
+
+_FINAL = re.compile(r"\[final answer\]\s*:?|final answer\s*:", re.IGNORECASE)
+_RATIONALE = re.compile(r"^\s*\[?answer\]?\s*:\s*", re.IGNORECASE)
+
+
+def parse_mer(text: str) -> tuple[str, str, bool]:
+    """(rationale, answer, well_formed). Without "[Final Answer]:" the last line is the answer."""
+    parts = _FINAL.split(str(text), maxsplit=1)
+    if len(parts) == 2:
+        return _RATIONALE.sub("", parts[0]).strip(), clean_answer(parts[1]), True
+    lines = [ln for ln in str(text).splitlines() if ln.strip()]
+    if not lines:
+        return "", clean_answer(""), False
+    return _RATIONALE.sub("", " ".join(lines[:-1])).strip(), clean_answer(_RATIONALE.sub("", lines[-1])), False
+
+
+def parse_final_only(text: str) -> str:
+    """The answer to :data:`FINAL_ONLY`: after the marker if there is one, else its first line."""
+    if _FINAL.search(text):
+        return parse_mer(text)[1]
+    return clean_answer(text.strip().splitlines()[0] if text.strip() else "")
+
+
+def rationale_of(text: str) -> str:
+    """A reply without the marker, as rationale: the whole reply, without a leading label."""
+    return _RATIONALE.sub("", text).strip()

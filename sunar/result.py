@@ -1,0 +1,21 @@
+"""The result of one question as a plain record: what ``sunar ask --json`` prints and what each
+line of an evaluation's ``predictions.jsonl`` starts from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
+    """The caller-facing fields of a graph's final state."""
+    return {
+        "question": out.get("question"),
+        "variant": variant,
+        "answer": str(out.get("answer") or ""),
+        "confidence": out.get("confidence", 0.0),
+        "reasoning_path": out.get("reasoning_path") or [],
+        "evidence": [{"id": e["id"], "title": e["title"], "score": round(e["score"], 4), "text": e["text"]} for e in out.get("evidence") or []],
+        "rationale": out.get("rationale") or "",
+        "notes": out.get("notes") or [],
+        "usage": out.get("usage") or {},
+    }

@@ -1,0 +1,46 @@
+"""Watching a graph run in the terminal (``sunar ask --stream``): one line per node as it
+finishes, from the graph's own ``describe_step``, and the final answer's tokens as they come."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+#: Nodes whose tokens are shown as they are generated: the final answer of SUNAR and GenSco.
+ANSWER_NODES = ("final", "answer")
+
+
+def describe_common(node: str, update: dict[str, Any]) -> str | None:
+    """The lines of the nodes every graph ends with."""
+    if node == "gather":
+        return f"evidence for the final answer: {len(update.get('evidence') or [])} documents"
+    if node in ("final", "answer", "finish") and "answer" in update:
+        return f"final answer: {update.get('answer')}"
+    if node == "confidence":
+        return f"confidence: {update.get('confidence', 0):.0%}"
+    return None
+
+
+def stream_steps(
+    graph: Any, payload: dict[str, Any] | None, config: dict[str, Any], describe: Callable[[str, dict[str, Any], dict[str, Any]], str | None], **kwargs: Any
+) -> dict[str, Any]:
+    """Run the graph showing each step on stderr as it happens (``describe`` gets the node, its
+    update and the state before it), and the final answer's tokens; return the final state."""
+    out: dict[str, Any] = {}
+    in_tokens = False
+    for mode, item in graph.stream(payload, config, stream_mode=["updates", "messages", "values"], **kwargs):
+        if mode == "values":
+            out = item
+        elif mode == "messages":
+            chunk, meta = item
+            if meta.get("langgraph_node") in ANSWER_NODES and chunk.content:
+                print(("" if in_tokens else f"[{meta['langgraph_node']}] ") + str(chunk.content), end="", file=sys.stderr, flush=True)
+                in_tokens = True
+        else:
+            for node, update in item.items():
+                line = describe(node, update or {}, out)
+                if line:
+                    print(("\n" if in_tokens else "") + f"[{node}] {line}", file=sys.stderr, flush=True)
+                    in_tokens = False
+    return out
