@@ -1,6 +1,6 @@
 """Checkpointing overhead per node: what SQLite checkpoints cost against the work of the nodes.
 
-    python -m sunar.evals.bench_checkpoint [--questions 5] [--index DIR]
+    python -m benchmarks.bench_checkpoint [--questions 5] [--index DIR]
 
 Runs the SUNAR graph on demo questions with a scripted LLM (so the figure is not drowned by LLM
 time) and the real scorer and stores, without a checkpointer and with SQLite under each
@@ -18,25 +18,26 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sunar import prompts
+from benchmarks import scripted_llm
 from sunar.checkpoints import open_checkpointer
-from sunar.configuration import CPU_PROFILE
+from sunar.configuration import CPU_PROFILE, Configuration
 from sunar.evals.data import read_questions
 from sunar.graph import build_graph
-from sunar.models.fake import register_script
-from sunar.runtime import DEMO_CORPUS, demo_index_dir
+from sunar.paths import DEMO_CORPUS
+from sunar.prompts import mer, nli, self_ask
+from sunar.resources import POOL
 
 QUESTIONS = Path(DEMO_CORPUS).with_name("demo_questions.jsonl")
 
 
 def generic_script(prompt: str, i: int) -> str:
     """Two follow-ups, then an answer; every other prompt gets a short answer."""
-    if prompt.startswith(prompts.SELF_ASK_SYSTEM):
+    if prompt.startswith(self_ask.SYSTEM):
         n = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
         return "So the final answer is: Montana" if n >= 2 else f"Follow up: Which person is meant in step {n + 1}?"
-    if prompt.startswith(prompts.MER_SYSTEM):
+    if prompt.startswith(mer.SYSTEM):
         return "[Answer]: from the evidence.\n[Final Answer]: Montana"
-    return "yes" if prompt.startswith(prompts.NLI_SYSTEM) else f"David Lynch {i % 2}"
+    return "yes" if prompt.startswith(nli.SYSTEM) else f"David Lynch {i % 2}"
 
 
 class TimedSaver(SqliteSaver):
@@ -66,13 +67,12 @@ def main() -> None:
     parser.add_argument("--index", default="", help="index directory (default: the demo index)")
     args = parser.parse_args()
 
-    register_script("bench", generic_script)
     questions = read_questions(QUESTIONS, limit=args.questions)
-    configurable = {**CPU_PROFILE, "llm": "scripted:bench", "nli": "llm", "scorer": "hybrid", "index_dir": args.index or ""}
-    if not args.index and not (demo_index_dir() / "manifest.json").exists():
-        from sunar.stores.index import build_index
-
-        build_index(DEMO_CORPUS, demo_index_dir(), progress=False)
+    settings = {**CPU_PROFILE, "profile": "cpu", "nli": "llm", "scorer": "hybrid", "index_dir": args.index or ""}
+    # the scripted LLM as the run's LLM; the real scorer and index (the demo index is built if missing)
+    llm = scripted_llm(generic_script, "bench")
+    POOL.llm_factory = lambda spec: llm
+    configurable = {**settings, "resources": POOL.get(Configuration.resolve(settings))}
     build_graph("sunar").invoke({"question": questions[0].question}, {"configurable": configurable})  # warm up models
 
     rows = []

@@ -1,7 +1,10 @@
 """Benchmark of the stores (prints figures; not a timed test).
 
-    python -m sunar.evals.bench_index --corpus ../shared/data/multihop/corpus.jsonl \\
-        --questions ../shared/data/multihop/dev.jsonl --index /tmp/bench-index [--fresh]
+    python -m benchmarks.bench_index --data DIR --index INDEX_DIR [--fresh]
+        [--corpus corpus.jsonl] [--questions dev.jsonl]
+
+DIR is the multi-hop data folder (``corpus.jsonl``, ``dev.jsonl``; default ``$SUNAR_DATA``);
+``--corpus`` / ``--questions`` name other files. INDEX_DIR is where the index is built (or found).
 
 Reports indexing throughput and peak memory (when it builds), the neighbour graph's build time,
 neighbour lookup latency for 100 documents, and first-stage Recall@10/@100 of the gold paragraphs
@@ -18,6 +21,7 @@ import time
 
 import numpy as np
 
+from benchmarks import add_data_argument, data_dir
 from sunar.evals.data import read_questions
 from sunar.stores.index import Index, build_index
 
@@ -28,11 +32,16 @@ def recall(ranked: list[str], relevant: list[str], k: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", required=True)
-    parser.add_argument("--questions", required=True)
-    parser.add_argument("--index", required=True)
+    add_data_argument(parser)
+    parser.add_argument("--corpus", default=None, help="corpus JSONL (default: DIR/corpus.jsonl)")
+    parser.add_argument("--questions", default=None, help="questions JSONL (default: DIR/dev.jsonl)")
+    parser.add_argument("--index", required=True, help="index directory (built there, or reused when complete)")
     parser.add_argument("--fresh", action="store_true", help="delete the index first and time a full build")
     args = parser.parse_args()
+    if not (args.corpus and args.questions):
+        folder = data_dir(args.data)
+        args.corpus = args.corpus or str(folder / "corpus.jsonl")
+        args.questions = args.questions or str(folder / "dev.jsonl")
 
     if args.fresh:
         shutil.rmtree(args.index, ignore_errors=True)

@@ -145,12 +145,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from sunar.streaming import stream_steps
 
     question = validate_question(args.question)
-    describe = GRAPHS[check_graph(args.variant)].describe
+    kind = GRAPHS[check_graph(args.variant)]
     configurable = run_config(args)
     config: dict[str, Any] = {"configurable": configurable, "recursion_limit": 1000}
     if not args.thread:
         graph = build_graph(args.variant)
-        out = stream_steps(graph, {"question": question}, config, describe) if args.stream else graph.invoke({"question": question}, config)
+        out = stream_steps(graph, {"question": question}, config, kind.describe, kind.answer_node) if args.stream else graph.invoke({"question": question}, config)
     else:
         from sunar.checkpoints import open_checkpointer
 
@@ -162,7 +162,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 log.info("resuming the unfinished run on thread %s", args.thread)
             payload = None if resume else {"question": question}
             if args.stream:
-                out = stream_steps(graph, payload, config, describe, durability=DURABILITY)
+                out = stream_steps(graph, payload, config, kind.describe, kind.answer_node, durability=DURABILITY)
             else:
                 out = graph.invoke(payload, config, durability=DURABILITY)
     record = result_record(out, args.variant)

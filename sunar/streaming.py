@@ -7,9 +7,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-#: Nodes whose tokens are shown as they are generated: the final answer of SUNAR and GenSco.
-ANSWER_NODES = ("final", "answer")
-
 
 def describe_common(node: str, update: dict[str, Any]) -> str | None:
     """The lines of the nodes every graph ends with."""
@@ -23,10 +20,12 @@ def describe_common(node: str, update: dict[str, Any]) -> str | None:
 
 
 def stream_steps(
-    graph: Any, payload: dict[str, Any] | None, config: dict[str, Any], describe: Callable[[str, dict[str, Any], dict[str, Any]], str | None], **kwargs: Any
+    graph: Any, payload: dict[str, Any] | None, config: dict[str, Any], describe: Callable[[str, dict[str, Any], dict[str, Any]], str | None],
+    tokens_from: str | None = None, **kwargs: Any
 ) -> dict[str, Any]:
     """Run the graph showing each step on stderr as it happens (``describe`` gets the node, its
-    update and the state before it), and the final answer's tokens; return the final state."""
+    update and the state before it), and the tokens of the ``tokens_from`` node (the graph's final
+    answer) as they are generated; return the final state."""
     out: dict[str, Any] = {}
     in_tokens = False
     for mode, item in graph.stream(payload, config, stream_mode=["updates", "messages", "values"], **kwargs):
@@ -34,7 +33,7 @@ def stream_steps(
             out = item
         elif mode == "messages":
             chunk, meta = item
-            if meta.get("langgraph_node") in ANSWER_NODES and chunk.content:
+            if tokens_from and meta.get("langgraph_node") == tokens_from and chunk.content:
                 print(("" if in_tokens else f"[{meta['langgraph_node']}] ") + str(chunk.content), end="", file=sys.stderr, flush=True)
                 in_tokens = True
         else:

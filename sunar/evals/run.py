@@ -29,7 +29,7 @@ from sunar.evals.data import Question, read_questions
 from sunar.evals.metrics import answer_metrics, retrieval_metrics
 from sunar.paths import sunar_home
 from sunar.result import result_record
-from sunar.stores.corpus import read_corpus
+from sunar.stores.corpus import fingerprint, read_corpus
 
 log = logging.getLogger("sunar")
 #: Nodes whose time is retrieval and scorer (cross-encoder) time: SUNAR's NAR batches and MER's
@@ -142,9 +142,9 @@ def run_config(settings: EvalSettings, out: Path) -> dict[str, Any]:
 def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, Any]) -> None:
     """Write OUT/run.json, or check that a previous run into OUT used the same settings
     (variants may be added)."""
-    described = {
-        "questions": str(Path(settings.questions).resolve()),
-        "corpus": str(Path(settings.corpus).resolve()),
+    described = {  # files by name and content, so a run is the same wherever its data lies
+        "questions": {"file": Path(settings.questions).name, "sha256": fingerprint(Path(settings.questions))},
+        "corpus": {"file": Path(settings.corpus).name, "sha256": fingerprint(Path(settings.corpus))},
         "configuration": {k: v for k, v in configurable.items() if k not in {"llm_cache", "index_dir"}},
     }
     path = out / "run.json"

@@ -146,13 +146,14 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
 class GraphKind:
     build: Callable[..., Any]
     describe: Callable[[str, dict[str, Any], dict[str, Any]], str | None]
+    answer_node: str | None  # the node whose LLM tokens are the final answer (streamed live)
 
 
 #: Every graph a user can pick with --variant / --variants, in Studio, or in the eval harness.
 GRAPHS: dict[str, GraphKind] = {
-    **{name: GraphKind(build_sunar, describe_step) for name in VARIANTS},
-    **{name: GraphKind(gensco_graph.build_gensco, gensco_graph.describe_step) for name in gensco_graph.VARIANTS},
-    "ra_isf": GraphKind(ra_isf_graph.build_ra_isf, ra_isf_graph.describe_step),
+    **{name: GraphKind(build_sunar, describe_step, "final") for name in VARIANTS},
+    **{name: GraphKind(gensco_graph.build_gensco, gensco_graph.describe_step, "answer") for name in gensco_graph.VARIANTS},
+    "ra_isf": GraphKind(ra_isf_graph.build_ra_isf, ra_isf_graph.describe_step, None),
 }
 GRAPH_NAMES: tuple[str, ...] = tuple(GRAPHS)
 

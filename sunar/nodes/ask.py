@@ -11,6 +11,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Overwrite
 
+from sunar.configuration import Configuration
 from sunar.errors import SunarError
 from sunar.usage import node
 
@@ -46,6 +47,7 @@ def make_ask(fresh: Mapping[str, Any]) -> Callable[[dict[str, Any], RunnableConf
 
     @node("ask", first=True)
     def ask(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        Configuration.from_runnable_config(config)  # a bad setting stops the run here, before any work
         messages = state.get("messages") or []
         asked = latest_human_text(messages)
         last = messages[-1] if messages else None

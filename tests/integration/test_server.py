@@ -132,3 +132,38 @@ def test_two_questions_at_once_get_independent_answers(client, config):
     out_b = client.runs.join(b, run_b["run_id"])
     assert out_a["answer"] == "Missoula, Montana" and out_b["answer"] == "Francis Ford Coppola"
     assert {e["title"] for e in out_b["evidence"]} & {"Lost in Translation (film)", "Sofia Coppola", "Francis Ford Coppola"}
+
+
+@pytest.mark.slow
+def test_a_run_as_studio_starts_it_on_the_embedded_model_uses_the_cpu_settings(client, demo_index):
+    """Studio and the API send only what the user set: with the embedded model named, the run gets
+    the cpu profile (b = 8, c = 16, m = 3), not the paper's budget."""
+    thread = client.threads.create()["thread_id"]
+    context = {"llm": "embedded:qwen2.5-1.5b", "nli": "llm", "scorer": "dense", "index_dir": str(demo_index)}
+    out = client.runs.wait(thread, "sunar", input={"question": Q1}, config={"configurable": context})
+    assert out["answer"] == "Missoula, Montana"
+    batches = [b for hop in out["hops"] for b in hop["batches"]]
+    assert batches and all(len(b["ids"]) <= 8 and len(b["answers"]) == 3 for b in batches)
+    assert all(sum(len(b["ids"]) for b in hop["batches"]) <= 16 for hop in out["hops"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"rescoring": "both"}, "configuration: rescoring must be one of paper, official (got 'both')"),
+        ({"samples": 100000}, "configuration: samples must be from 1 to 100 (got 100000)"),
+        ({"budgte": 5}, "configuration: unknown field 'budgte'"),
+    ],
+)
+def test_a_bad_setting_from_an_api_caller_gets_the_one_clear_error(client, config, setting, message):
+    thread = client.threads.create()["thread_id"]
+    bad = {"configurable": {**config["configurable"], **setting}}
+    run = client.runs.create(thread, "sunar", input={"question": Q1}, config=bad)
+    client.runs.join(thread, run["run_id"])
+    finished = client.runs.get(thread, run["run_id"])
+    assert finished["status"] == "error"
+    state = client.threads.get(thread)
+    error = json.dumps(state.get("error") or finished, ensure_ascii=False)
+    logged = json.dumps(client.threads.get_state(thread).get("tasks") or [], ensure_ascii=False)
+    assert message in error or message in logged, (error, logged)

@@ -360,3 +360,21 @@ def test_resources_score_with_the_generative_llm_unless_told_otherwise():
     assert shared.likelihood is shared.llm
     separate = Resources(llm, TableScorer({}), shared.nli, index, likelihood=other)
     assert isinstance(separate.likelihood, RecordedLLM) and separate.likelihood.inner is other
+
+
+def test_stream_shows_every_gensco_step(capsys):
+    """``sunar ask --stream`` for GenSco: the sub-questions, the candidates, the choice, the answer."""
+    from sunar.graph import GRAPHS
+    from sunar.streaming import stream_steps
+
+    llm = ScriptedLLM(generator(STEPS, "Missoula, Montana"), loglik=loglik_table())
+    index = MemoryIndex(CORPUS, default_ranking=[("d3", 4.0), ("d1", 3.0), ("d2", 2.0), ("d4", 1.0)])
+    res = resources(llm, TableScorer({"d3": 0.9, "d1": 0.8, "d2": 0.7, "d4": 0.1}), index)
+    out = stream_steps(build_graph("gensco_stop"), {"question": QUESTION}, {"configurable": {"resources": res, "samples": 2}}, GRAPHS["gensco_stop"].describe, "answer")
+    shown = capsys.readouterr().err.splitlines()
+    assert out["answer"] == "Missoula, Montana"
+    assert any(line.startswith("[propose] sub-question: ") for line in shown)
+    assert any(line.startswith("[candidates] ") and "candidate passages" in line for line in shown)
+    assert any(line.startswith("[select] chose ") for line in shown)
+    assert any(line.startswith("[stop_check] log P(question | decomposition) = ") for line in shown)
+    assert "[answer] final answer: Missoula, Montana" in shown and any(line.startswith("[confidence] ") for line in shown)

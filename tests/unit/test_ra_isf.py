@@ -414,3 +414,21 @@ def test_named_graph_for_studio():
 
     assert ra_isf.name == "ra_isf" and ra_isf.config["recursion_limit"] == RECURSION_LIMIT
     assert {"self_knowledge", "relevance", "decompose", "compose", "next_frame"} <= set(ra_isf.get_graph().nodes)
+
+
+def test_stream_shows_every_ra_isf_step(capsys):
+    """``sunar ask --stream`` for RA-ISF: each frame, each judgement, the sub-questions, the answers."""
+    from sunar.graph import GRAPHS
+    from sunar.streaming import stream_steps
+
+    res = setup(lynch_model(), LYNCH_RANKINGS)
+    out = stream_steps(build_graph("ra_isf"), {"question": Q}, {"configurable": {"resources": res, "samples": 2}}, GRAPHS["ra_isf"].describe)
+    shown = capsys.readouterr().err.splitlines()
+    assert out["answer"] == "Missoula, Montana"
+    assert f"[next_frame] work on (depth 0): {Q}" in shown
+    assert "[self_knowledge] known from memory: no" in shown
+    assert any(line.startswith("[retrieve] ") and line.endswith(" passages") for line in shown)
+    assert any(line.startswith("[relevance] ") and "judged relevant" in line for line in shown)
+    assert any(line.startswith("[decompose] sub-questions: ") for line in shown)
+    assert any(line.startswith("[answer] answer (passages): ") for line in shown)
+    assert "[finish] final answer: Missoula, Montana" in shown

@@ -1,0 +1,88 @@
+"""The package's shape: no import cycles, no test double or benchmark reachable from product
+code, and no machine's absolute paths anywhere in the repository."""
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "sunar"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The project modules a module imports, anywhere in it (a function-level import counts too);
+    importing ``a.b.c`` also runs the package ``a.b``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            while name:
+                if name in modules:
+                    found.add(name)
+                name = name.rpartition(".")[0]
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(files)
+    return {name: imports_of(path, modules) - {name} for name, path in files.items()}
+
+
+def test_no_import_cycles():
+    edges = graph()
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for start in sorted(edges):
+        if start not in state:
+            visit(start, [start])
+    assert not cycles, cycles
+
+
+def test_product_code_never_imports_tests_or_benchmarks():
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for name in names:
+                    assert name.split(".")[0] not in {"tests", "scripted", "oracle", "fakes", "conftest", "benchmarks"}, (path, name)
+
+
+def test_each_node_module_defines_one_node():
+    for path in sorted((PACKAGE / "nodes").glob("*.py")):
+        if path.name != "__init__.py":
+            assert path.read_text().count('@node("') == 1, path
+
+
+def test_no_absolute_machine_paths_in_the_repository():
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    pattern = re.compile(r"(?<![\w.])/(?:work|home|root|tmp|Users|mnt|opt)/")
+    offenders = []
+    for name in listed:
+        path = ROOT / name
+        if path.suffix in {".png", ".sqlite", ".npy"} or not path.is_file():
+            continue
+        text = path.read_text(errors="ignore")
+        offenders += [f"{name}: {m.group(0)}" for m in pattern.finditer(text)]
+    assert not offenders, offenders
