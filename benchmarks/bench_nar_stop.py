@@ -2,8 +2,10 @@
 
 Usage::
 
-    python -m sunar.evals.bench_nar_stop --index DIR [--questions dev.jsonl] [--limit 10]
-        [--patience 0,1,2] [--out results.json]
+    python -m benchmarks.bench_nar_stop --index INDEX_DIR [--data DIR] [--questions dev.jsonl] [--limit 10]
+        [--patience 0,1,2] [--out benchmarks/results/nar-stop-musique10/results.json]
+
+The questions are DIR/dev.jsonl (DIR: ``--data`` or ``$SUNAR_DATA``) unless ``--questions`` names a file.
 
 NAR runs alone, with the graph's own nodes and routing (retrieve -> select_batch -> update, looping
 while the budget, the pools and the early stop allow), for every gold MuSiQue sub-question (``#k``
@@ -31,17 +33,17 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
+from benchmarks import add_data_argument, data_dir, scripted_llm
 from sunar.configuration import Configuration
 from sunar.evals.data import read_questions
 from sunar.evals.metrics import retrieval_metrics
+from sunar.nar import nar_goes_on, stalled, top
 from sunar.nodes.retrieve import retrieve
-from sunar.nodes.select_batch import nar_goes_on, select_batch, stalled
-from sunar.nodes.text import top
+from sunar.nodes.select_batch import select_batch
 from sunar.nodes.update import make_update
 from sunar.state import SunarState
 from sunar.stores.corpus import Document
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "multihop"
 #: The paper's NAR settings (b, c, k, l) and first-stage depth.
 PAPER = {"batch_size": 16, "budget": 100, "neighbours": 10, "evidence": 10, "first_stage_depth": 100}
 
@@ -88,15 +90,14 @@ def nar_graph() -> Any:
 
 
 def run(index_dir: str, questions: Path, limit: int, patiences: Sequence[int]) -> dict[str, Any]:
-    from sunar.models.fake import ScriptedLLM
     from sunar.models.nli import make_nli
     from sunar.models.scorer import make_scorer
-    from sunar.runtime import Resources, open_index
+    from sunar.resources import Resources, open_index
 
-    cfg = Configuration(index_dir=index_dir, **PAPER)
+    cfg = Configuration.resolve({"profile": "paper", "index_dir": index_dir, **PAPER})
     index = open_index(cfg)
     scorer = TimedScores(make_scorer(cfg.scorer, getattr(index, "embedder", None)))
-    llm = ScriptedLLM(_no_llm, "none")  # NAR makes no LLM call; Resources needs an LLM
+    llm = scripted_llm(_no_llm, "none")  # NAR makes no LLM call; Resources needs an LLM
     res = Resources(llm, scorer, make_nli("llm", llm), index)
     musique = [q for q in read_questions(questions) if q.dataset == "musique" and q.sub_questions][:limit]
     steps = [(q, sub, support) for q in musique for sub, _, support in q.sub_questions]
@@ -119,7 +120,7 @@ def run(index_dir: str, questions: Path, limit: int, patiences: Sequence[int]) -
                     "seconds": scorer.seconds(sub, scored_ids),
                     **retrieval_metrics(ranked, [support], ks=(1, 10)),
                     "stopped_early": len(scored_ids) < PAPER["budget"]
-                    and stalled(state, Configuration(**PAPER, nar_patience=p)),
+                    and stalled(state, Configuration.resolve({"profile": "paper", **PAPER, "nar_patience": p})),
                 }
             )
         print(
@@ -153,16 +154,19 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
-    parser.add_argument("--questions", type=Path, default=SHARED / "dev.jsonl")
+    add_data_argument(parser)
+    parser.add_argument("--questions", type=Path, default=None, help="questions JSONL (default: DIR/dev.jsonl)")
     parser.add_argument("--limit", type=int, default=10, help="MuSiQue questions (each has 2+ sub-questions)")
     parser.add_argument("--patience", default="0,1,2", help="comma-separated nar_patience values (0 = off)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    questions = args.questions or data_dir(args.data) / "dev.jsonl"
     patiences = sorted({0, *(int(p) for p in args.patience.split(","))})
-    result = run(args.index, args.questions, args.limit, patiences)
+    result = run(args.index, questions, args.limit, patiences)
     text = table(result)
     print(text)
     if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({**result, "table": text}, indent=2) + "\n")
 
 

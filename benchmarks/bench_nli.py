@@ -1,9 +1,11 @@
-"""Benchmark of the semantic-set judges on the labelled answer pairs of :mod:`sunar.evals.nli_pairs`.
+"""Benchmark of the semantic-set judges on the labelled answer pairs of :mod:`benchmarks.nli_pairs`.
 
 Usage::
 
-    python -m sunar.evals.bench_nli [--models qwen2.5-0.5b,qwen2.5-1.5b] [--prompts current,yesno]
-                                    [--limit N] [--data dev.jsonl] [--threads N] [--dump out.jsonl]
+    python -m benchmarks.bench_nli [--models qwen2.5-0.5b,qwen2.5-1.5b] [--prompts current,yesno]
+                                   [--limit N] [--data DIR] [--threads N] [--dump out.jsonl]
+
+The pairs are built from DIR/dev.jsonl (DIR: ``--data`` or ``$SUNAR_DATA``).
 
 Options measured (each prints one row of a Markdown table):
 
@@ -31,21 +33,22 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from sunar import prompts
-from sunar.evals.nli_pairs import DEFAULT_DEV, Pair, build_pairs, split_by_question, words
+from benchmarks import add_data_argument, data_dir
+from benchmarks.nli_pairs import Pair, build_pairs, split_by_question, words
 from sunar.models.llm import LLM
-from sunar.models.nli import normalize_answer, numeric_conflict
+from sunar.models.nli import numeric_conflict
+from sunar.prompts import nli as nli_prompt
+from sunar.text import normalize_answer
 
 # ----------------------------------------------------------------------------------------------
 # Prompt variants
 # ----------------------------------------------------------------------------------------------
 
 # The first prompt the product shipped (labels same/different), kept as the baseline it was measured
-# against; the product's prompt (sunar.prompts.nli_messages, labels yes/no) replaced it.
+# against; the product's prompt (sunar.prompts.nli.nli_messages, labels yes/no) replaced it.
 SAMEDIFF_SYSTEM = (
     "You compare two answers to the same question. Reply with one word: 'same' if both answers "
     "say the same thing (one entails the other and the other entails the first), 'different' otherwise."
@@ -88,7 +91,7 @@ class PromptVariant:
 
 PROMPTS: dict[str, PromptVariant] = {
     "current": PromptVariant("current", samediff_messages, "same", "different"),
-    "yesno": PromptVariant("yesno", prompts.nli_messages, *prompts.NLI_LABELS),
+    "yesno": PromptVariant("yesno", nli_prompt.nli_messages, *nli_prompt.LABELS),
 }
 
 # ----------------------------------------------------------------------------------------------
@@ -399,9 +402,9 @@ def load_llm(name: str, threads: int | None) -> LLM:
         threads: llama.cpp threads (None: all cores).
 
     Returns:
-        The loaded :class:`~sunar.models.llm.EmbeddedLLM`.
+        The loaded :class:`~sunar.models.llama_cpp.EmbeddedLLM`.
     """
-    from sunar.models.llm import EmbeddedLLM
+    from sunar.models.llama_cpp import EmbeddedLLM
 
     llm = EmbeddedLLM(name)
     if threads:
@@ -480,19 +483,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         Process exit code.
     """
-    parser = argparse.ArgumentParser(prog="python -m sunar.evals.bench_nli", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_nli", description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="qwen2.5-0.5b,qwen2.5-1.5b", help="comma-separated embedded models")
     parser.add_argument("--prompts", default="current,yesno", help=f"comma-separated, of: {', '.join(PROMPTS)}")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N pairs (a quick check)")
     parser.add_argument("--per-class", type=int, default=80, help="pairs per label in the built set")
-    parser.add_argument("--data", default=str(DEFAULT_DEV), help="the multi-hop dev.jsonl")
+    add_data_argument(parser)
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
     parser.add_argument("--dump", default=None, help="write per-pair margins and times to this JSON Lines file")
     parser.add_argument("--from-dump", default=None, help="comma-separated dump files: tables only, no model calls")
     args = parser.parse_args(argv)
 
     wall = time.perf_counter()
-    pairs = build_pairs(Path(args.data), per_class=args.per_class)
+    pairs = build_pairs(data_dir(args.data) / "dev.jsonl", per_class=args.per_class)
     if args.limit:
         pairs = pairs[: args.limit]
     all_scores: list[Scores] = []

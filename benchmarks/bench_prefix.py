@@ -2,7 +2,10 @@
 
 Usage::
 
-    python -m sunar.evals.bench_prefix [--questions dev.jsonl] [--corpus corpus.jsonl] [--limit 2]
+    python -m benchmarks.bench_prefix [--data DIR] [--questions dev.jsonl] [--corpus corpus.jsonl] [--limit 2]
+
+The questions and documents are DIR/dev.jsonl and DIR/corpus.jsonl (DIR: ``--data`` or ``$SUNAR_DATA``)
+unless ``--questions`` / ``--corpus`` name other files.
 
 For each question it makes the calls one SUNAR hop makes, in SUNAR's order, twice per hop: a Self-Ask
 step, m=3 sampled answers for each of two batches of 8 documents, two NLI judgements. The sequence runs
@@ -18,24 +21,24 @@ import json
 import time
 from collections import defaultdict
 from itertools import islice
-from pathlib import Path
 
-from sunar import prompts
+from benchmarks import add_data_argument, data_dir
 from sunar.evals.data import read_questions
-from sunar.models.llm import make_llm
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "multihop"
+from sunar.models.providers import make_llm
+from sunar.prompts.answer import answer_messages
+from sunar.prompts.nli import nli_messages
+from sunar.prompts.self_ask import self_ask_messages
 
 
 def hop_calls(question: str, documents: list[dict], hop: int) -> list[tuple[str, object]]:
     """(kind, call) pairs for one hop, in the graph's order."""
     path = [("Who is meant by the question?", "someone")] * hop
     batches = [documents[0:8], documents[8:16]]
-    calls: list[tuple[str, object]] = [("self_ask", lambda llm: llm.generate(prompts.self_ask_messages(question, path), max_tokens=24).content)]
+    calls: list[tuple[str, object]] = [("self_ask", lambda llm: llm.generate(self_ask_messages(question, path), max_tokens=24).content)]
     for batch in batches:
-        calls.append(("answers", lambda llm, b=batch: [m.content for m in llm.sample(prompts.answer_messages(question, b), 3, temperature=0.3, max_tokens=12)]))
+        calls.append(("answers", lambda llm, b=batch: [m.content for m in llm.sample(answer_messages(question, b), 3, temperature=0.3, max_tokens=12)]))
     for other in ("a different answer", "another one"):
-        calls.append(("nli", lambda llm, o=other: round(llm.judge(prompts.nli_messages(question, "the answer", o), ("yes", "no"))["yes"], 1)))
+        calls.append(("nli", lambda llm, o=other: round(llm.judge(nli_messages(question, "the answer", o), ("yes", "no"))["yes"], 1)))
     return calls
 
 
@@ -54,11 +57,16 @@ def run(llm, calls: list[tuple[str, object]], keep: bool) -> tuple[dict[str, flo
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--questions", default=str(SHARED / "dev.jsonl"))
-    p.add_argument("--corpus", default=str(SHARED / "corpus.jsonl"))
+    add_data_argument(p)
+    p.add_argument("--questions", default=None, help="questions JSONL (default: DIR/dev.jsonl)")
+    p.add_argument("--corpus", default=None, help="corpus JSONL (default: DIR/corpus.jsonl)")
     p.add_argument("--limit", type=int, default=2)
     p.add_argument("--llm", default="embedded:qwen2.5-1.5b")
     args = p.parse_args(argv)
+    if not (args.questions and args.corpus):
+        folder = data_dir(args.data)
+        args.questions = args.questions or str(folder / "dev.jsonl")
+        args.corpus = args.corpus or str(folder / "corpus.jsonl")
 
     with open(args.corpus, encoding="utf-8") as f:
         documents = [{"title": d["title"], "text": d["text"]} for d in map(json.loads, islice(f, 16 * args.limit))]
@@ -67,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         for hop in range(2):
             calls += hop_calls(q.question, documents[16 * i : 16 * (i + 1)], hop)
     llm = make_llm(args.llm)
-    llm.generate(prompts.answer_messages("warm up", []), max_tokens=1)  # load the weights
+    llm.generate(answer_messages("warm up", []), max_tokens=1)  # load the weights
     off, replies_off = run(llm, calls, keep=False)
     states = llm.chat._states
     on, replies_on = run(llm, calls, keep=True)

@@ -2,8 +2,10 @@
 
 Usage::
 
-    python -m sunar.evals.bench_relevance --index DIR [--questions dev.jsonl] [--skip 20] [--limit 20]
-        [--llm embedded:qwen2.5-1.5b] [--out results.json]
+    python -m benchmarks.bench_relevance --index INDEX_DIR [--data DIR] [--questions dev.jsonl] [--skip 20]
+        [--limit 20] [--llm embedded:qwen2.5-1.5b] [--out benchmarks/results/ra-isf-relevance-dev20/results.json]
+
+The questions are DIR/dev.jsonl (DIR: ``--data`` or ``$SUNAR_DATA``) unless ``--questions`` names a file.
 
 For each question (both datasets in turn, as ``sunar eval`` takes them, after the first ``--skip``
 ones, which are the reported evaluation's) RA-ISF's own retrieval gives the passages its judge sees
@@ -12,7 +14,7 @@ it is one of the question's two gold supporting paragraphs. The judge's margin
 ``logp(yes) - logp(no)`` is read for every passage, and three decisions are compared: the argmax
 (threshold 0), and a threshold chosen on one half of the questions and applied to the other, both
 ways (every passage is judged by a threshold that did not see its question), and the threshold
-fitted on all of them, which is the one to put in ``RELEVANCE_THRESHOLDS``.
+fitted on all of them, which is the one to run RA-ISF with (``--set relevance_threshold=X``, printed last).
 """
 
 from __future__ import annotations
@@ -26,13 +28,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sunar import prompts
-from sunar.configuration import CPU_PROFILE, Configuration
-from sunar.evals.bench_nli import balanced_accuracy, fit_tau
+from benchmarks import add_data_argument, data_dir
+from benchmarks.bench_nli import balanced_accuracy, fit_tau
+from sunar.baselines.ra_isf import prompts
+from sunar.configuration import Configuration
 from sunar.evals.data import read_questions
 from sunar.evals.run import interleave
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "multihop"
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Case:
 def build_cases(questions: Sequence[Any], res: Any, cfg: Configuration) -> list[tuple[Case, dict]]:
     """The passages RA-ISF's retrieval gives each question (as the judge sees them), each with its
     case labelled by the gold paragraphs."""
-    from sunar.nodes.ra_isf import reranked
+    from sunar.baselines.ra_isf.nodes import reranked
 
     return [
         (Case(q.id, q.question, p["id"], p["id"] in set(q.supporting_ids)), p)
@@ -59,10 +60,10 @@ def build_cases(questions: Sequence[Any], res: Any, cfg: Configuration) -> list[
 
 def judge_all(llm: Any, judged: list[tuple[Case, dict]]) -> None:
     """Fill each case's margin (logp(yes) - logp(no)) and call time."""
-    yes, no = prompts.RA_ISF_LABELS
+    yes, no = prompts.LABELS
     for n, (case, passage) in enumerate(judged, start=1):
         started = time.perf_counter()
-        scores = llm.judge(prompts.ra_isf_relevance_messages(case.question, passage), prompts.RA_ISF_LABELS)
+        scores = llm.judge(prompts.relevance_messages(case.question, passage), prompts.LABELS)
         case.seconds = time.perf_counter() - started
         case.margin = scores[yes] - scores[no]
         if n % 10 == 0:
@@ -112,25 +113,30 @@ def table(cases: Sequence[Case], tau: float) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
-    parser.add_argument("--questions", type=Path, default=SHARED / "dev.jsonl")
+    add_data_argument(parser)
+    parser.add_argument("--questions", type=Path, default=None, help="questions JSONL (default: DIR/dev.jsonl)")
     parser.add_argument("--skip", type=int, default=20, help="leave out the first N questions (the reported evaluation's)")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--llm", default="embedded:qwen2.5-1.5b")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    questions_file = args.questions or data_dir(args.data) / "dev.jsonl"
 
-    from sunar.runtime import resources
+    from sunar.resources import POOL
 
-    config = {"configurable": {**CPU_PROFILE, "index_dir": str(args.index), "llm": args.llm}}
-    res = resources(config)
-    questions = interleave(read_questions(args.questions))[args.skip : args.skip + args.limit]
-    judged = build_cases(questions, res, Configuration.from_runnable_config(config))
+    # the cpu profile (first-stage depth, budget, evidence) whatever the LLM
+    cfg = Configuration.resolve({"profile": "cpu", "index_dir": str(args.index), "llm": args.llm})
+    res = POOL.get(cfg)
+    questions = interleave(read_questions(questions_file))[args.skip : args.skip + args.limit]
+    judged = build_cases(questions, res, cfg)
     judge_all(res.llm, judged)
     cases = [case for case, _ in judged]
     tau = fit_tau([c.margin for c in cases], [c.relevant for c in cases])
     text = table(cases, tau)
     print(text)
+    print(f"\nsuggested setting (threshold fitted on all): --set relevance_threshold={tau:.2f}")
     if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"llm": args.llm, "tau": tau, "table": text, "cases": [asdict(c) for c in cases]}, indent=2) + "\n")
 
 

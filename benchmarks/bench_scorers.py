@@ -1,6 +1,9 @@
 """Benchmark of the offline scorers in the cross-encoder role of NAR re-ranking.
 
-``python -m sunar.evals.bench_scorers [--limit N] [--depth 100] [--out results.json]``
+``python -m benchmarks.bench_scorers [--data DIR] [--limit N] [--depth 100] [--out results.json]``
+
+The questions and paragraphs are DIR/dev.jsonl and DIR/corpus.jsonl (DIR: ``--data`` or
+``$SUNAR_DATA``) unless ``--dev`` / ``--corpus`` name other files.
 
 BM25 (built in memory over the corpus) gives the top-``depth`` candidates of each query; every
 scorer then re-ranks those candidates and Recall@10 of the gold paragraphs is reported. Query sets:
@@ -34,11 +37,11 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from benchmarks import add_data_argument, data_dir
 from sunar.models.scorer import DenseScorer, HybridScorer, Scorer, SpladeScorer
 from sunar.stores.bm25 import BM25Index
 from sunar.stores.corpus import Document, read_corpus
 
-DATA = Path("/work/shared/data/multihop")
 GROUPS = ("musique", "2wiki", "musique-sub")
 GROUP_TITLES = {"musique": "MuSiQue questions", "2wiki": "2Wiki questions", "musique-sub": "MuSiQue sub-questions"}
 #: Hybrid weights: per-query score spreads are about 0.12 (cosine) and 3.5 (SPLADE), so w ~ 0.035
@@ -501,8 +504,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         The parsed options.
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dev", type=Path, default=DATA / "dev.jsonl", help="dev questions (JSONL)")
-    parser.add_argument("--corpus", type=Path, default=DATA / "corpus.jsonl", help="corpus paragraphs (JSONL)")
+    add_data_argument(parser)
+    parser.add_argument("--dev", type=Path, default=None, help="dev questions (JSONL; default: DIR/dev.jsonl)")
+    parser.add_argument("--corpus", type=Path, default=None, help="corpus paragraphs (JSONL; default: DIR/corpus.jsonl)")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N dev records")
     parser.add_argument("--depth", type=int, default=100, help="BM25 candidates per query")
     parser.add_argument("--weights", type=float, nargs="+", default=list(DEFAULT_WEIGHTS), help="hybrid weights")
@@ -510,7 +514,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--splade-batch", type=int, default=16, help="documents per SPLADE forward pass")
     parser.add_argument("--cache", type=Path, default=None, help="reuse/extend document representations (.npz)")
     parser.add_argument("--out", type=Path, default=None, help="write the tables and raw numbers here (JSON)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not (args.dev and args.corpus):
+        folder = data_dir(args.data)
+        args.dev = args.dev or folder / "dev.jsonl"
+        args.corpus = args.corpus or folder / "corpus.jsonl"
+    return args
 
 
 def first_stage(index: BM25Index, queries: Sequence[Query], depth: int) -> list[list[str]]:
@@ -619,6 +628,7 @@ def write_json(
         "wall_seconds": wall,
         "per_query": [{"group": q.group, "query": q.text, **r} for q, r in zip(queries, per_query, strict=True)],
     }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     say(f"wrote {args.out}")
 

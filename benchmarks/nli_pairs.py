@@ -33,10 +33,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sunar.models.nli import normalize_answer
+from sunar.text import normalize_answer
 
 SEED = 20240611
-DEFAULT_DEV = Path("/work/shared/data/multihop/dev.jsonl")
 
 MONTHS = (
     "january",
@@ -412,11 +411,11 @@ def _take(rng: random.Random, groups: dict[str, list[Pair]], total: int, caps: d
     return chosen[:total]
 
 
-def build_pairs(path: str | Path = DEFAULT_DEV, per_class: int = 80, seed: int = SEED) -> list[Pair]:
+def build_pairs(path: str | Path, per_class: int = 80, seed: int = SEED) -> list[Pair]:
     """Build the labelled pair set, balanced between "same" and "different".
 
     Args:
-        path: The multi-hop dev file.
+        path: The multi-hop dev file (``dev.jsonl`` of the data folder).
         per_class: Number of pairs of each label (fewer when the file cannot give that many).
         seed: Seed of the random choices; the same seed and file give the same pairs.
 
@@ -451,12 +450,18 @@ def split_by_question(pairs: Iterable[Pair]) -> tuple[list[Pair], list[Pair]]:
     return a, b
 
 
-def main() -> None:
-    """Print the pair set (``python -m sunar.evals.nli_pairs [dev.jsonl]``)."""
-    import sys
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print the pair set (``python -m benchmarks.nli_pairs [--data DIR] [dev.jsonl]``)."""
+    import argparse
     from collections import Counter
 
-    pairs = build_pairs(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_DEV)
+    from benchmarks import add_data_argument, data_dir
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.nli_pairs", description="Print the labelled answer pairs.")
+    add_data_argument(parser)
+    parser.add_argument("dev", nargs="?", type=Path, default=None, help="a dev file (default: DIR/dev.jsonl)")
+    args = parser.parse_args(argv)
+    pairs = build_pairs(args.dev or data_dir(args.data) / "dev.jsonl")
     for p in pairs:
         print(f"{'SAME' if p.same else 'DIFF'} {p.kind:12} {p.a!r} | {p.b!r} || {p.question}")
     print(Counter((p.same, p.kind) for p in pairs))

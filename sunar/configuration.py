@@ -171,18 +171,22 @@ class Configuration(BaseModel):
         "before is read from it. Empty: no cache. 'sunar eval' keeps one per output directory.",
     )
 
-    @model_validator(mode="wrap")
+    def __init__(self, **values: Any) -> None:
+        """Validate ``values``; a bad one is one :class:`ConfigurationError` line (LangGraph builds
+        the context this way from what Studio and API clients send)."""
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise ConfigurationError(_one_line(exc)) from None
+
+    @model_validator(mode="before")
     @classmethod
-    def _resolved(cls, data: Any, handler: Any) -> Configuration:
-        """Every construction: LangGraph's keys dropped, the profile applied to the fields not
-        given, and a bad value turned into one :class:`ConfigurationError` line."""
+    def _profiled(cls, data: Any) -> Any:
+        """LangGraph's own keys dropped, and the profile applied to the fields not given."""
         if isinstance(data, dict):
             data = {k: v for k, v in data.items() if k not in _LANGGRAPH_KEYS and not str(k).startswith("__")}
             data = _with_profile(data)
-        try:
-            return handler(data)
-        except ValidationError as exc:
-            raise ConfigurationError(_one_line(exc)) from None
+        return data
 
     @classmethod
     def resolve(cls, values: dict[str, Any] | None = None) -> Configuration:

@@ -18,5 +18,6 @@ class IndexNotReady(SunarError):
     """The index is missing, incomplete or incompatible."""
 
 
-class ConfigurationError(SunarError):
-    """A configuration value is unknown, of the wrong type or out of range."""
+class ConfigurationError(SunarError, ValueError):
+    """A configuration value is unknown, of the wrong type or out of range. (A ValueError too: the
+    LangGraph server shows a ValueError's message to its client and hides other errors'.)"""

@@ -118,7 +118,7 @@ class SpladeScorer:
 class HybridScorer:
     """``cosine + weight * splade``: dense and sparse evidence combined with a fixed weight, so
     scores stay comparable across batches. The weight 0.05 is the best of a grid (0.005 .. 0.1) for
-    Recall@10 on the gold MuSiQue dev sub-questions (``python -m sunar.evals.bench_scorers``)."""
+    Recall@10 on the gold MuSiQue dev sub-questions (``python -m benchmarks.bench_scorers``)."""
 
     def __init__(self, weight: float = 0.05, dense: DenseScorer | None = None, splade: SpladeScorer | None = None):
         self.dense = dense or DenseScorer()

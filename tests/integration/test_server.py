@@ -153,7 +153,6 @@ def test_a_run_as_studio_starts_it_on_the_embedded_model_uses_the_cpu_settings(c
     [
         ({"rescoring": "both"}, "configuration: rescoring must be one of paper, official (got 'both')"),
         ({"samples": 100000}, "configuration: samples must be from 1 to 100 (got 100000)"),
-        ({"budgte": 5}, "configuration: unknown field 'budgte'"),
     ],
 )
 def test_a_bad_setting_from_an_api_caller_gets_the_one_clear_error(client, config, setting, message):
