@@ -192,7 +192,10 @@ class Configuration(BaseModel):
     def resolve(cls, values: dict[str, Any] | None = None) -> Configuration:
         """The configuration for ``values`` (field -> value, strings allowed as from ``--set``);
         unknown fields and bad values are a :class:`ConfigurationError`."""
-        return _resolve(_frozen(values or {}))
+        try:
+            return _resolve(_frozen(values or {}))
+        except TypeError:  # an unhashable value (a list, a dict): validation says what is wrong
+            return cls(**(values or {}))
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
@@ -220,11 +223,6 @@ class Configuration(BaseModel):
     def values(self) -> dict[str, Any]:
         """Every field, as a plain dict (what a run records, and a ``configurable`` section)."""
         return self.model_dump()
-
-    @classmethod
-    def descriptions(cls) -> dict[str, str]:
-        """Field name -> description (for the CLI help)."""
-        return {name: f.description or "" for name, f in cls.model_fields.items()}
 
 
 def _with_profile(data: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ Calls read from the cache are still counted, with the seconds they took when com
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -77,26 +77,23 @@ class RecordedLLM(LLM):
                 self._keep(keys[i], _stored(reply), seconds / len(missing))
         return [r for r in replies if r is not None]
 
+    def _one(self, key: str, compute: Callable[[], Any], count: Callable[..., None], restore: Callable[[Any], Any]) -> Any:
+        """A call with one JSON value as its result (a judgement, a log-likelihood)."""
+        if hit := self._hit(key):
+            count(hit[1], cached=True)
+            return restore(hit[0])
+        started = time.perf_counter()
+        value = compute()
+        seconds = time.perf_counter() - started
+        count(seconds)
+        self._keep(key, value, seconds)
+        return value
+
     def judge(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
         key = self._key("judge", messages, list(labels))
-        if hit := self._hit(key):
-            count_judgement(hit[1], cached=True)
-            return {k: float(v) for k, v in hit[0].items()}
-        started = time.perf_counter()
-        scores = self.inner.judge(messages, labels)
-        seconds = time.perf_counter() - started
-        count_judgement(seconds)
-        self._keep(key, scores, seconds)
-        return scores
+        restore = lambda stored: {k: float(v) for k, v in stored.items()}  # noqa: E731
+        return self._one(key, lambda: self.inner.judge(messages, labels), count_judgement, restore)
 
     def loglik(self, messages: Sequence[BaseMessage], continuation: str) -> float:
         key = self._key("loglik", messages, continuation)
-        if hit := self._hit(key):
-            count_loglik(hit[1], cached=True)
-            return float(hit[0])
-        started = time.perf_counter()
-        value = self.inner.loglik(messages, continuation)
-        seconds = time.perf_counter() - started
-        count_loglik(seconds)
-        self._keep(key, value, seconds)
-        return value
+        return self._one(key, lambda: self.inner.loglik(messages, continuation), count_loglik, float)

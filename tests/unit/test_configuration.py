@@ -36,6 +36,7 @@ def test_the_embedded_model_gets_the_cpu_profile_unless_a_field_is_set():
         ({"max_tokens": -1}, "configuration: max_tokens must be from 1 to 4096 (got -1)"),
         ({"temperature": "warm"}, "configuration: temperature must be a number (got 'warm')"),
         ({"llm": 5}, "configuration: llm must be text (got 5)"),
+        ({"budget": [1, 2]}, "configuration: budget must be a whole number (got [1, 2])"),
         ({"budgte": 5}, "configuration: unknown field 'budgte'"),
     ],
 )
