@@ -52,7 +52,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, demo_index):
 
     # a new question on the same thread starts afresh and the thread keeps both
     other = command(demo_index, checkpoints, "--json")
-    other[4] = "Who is the father of the director of film Lost in Translation?"
+    other[other.index(QUESTION)] = "Who is the father of the director of film Lost in Translation?"
     third = subprocess.run(other, env=env, capture_output=True, text=True, timeout=300)
     assert third.returncode == 0, third.stderr
     record = json.loads(third.stdout)
