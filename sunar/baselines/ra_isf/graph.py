@@ -14,7 +14,8 @@
     next_frame --(stack empty)--> finish -> gather (a composed answer) -> confidence -> respond
 
 The recursion lives in the state (``frames``, ``stack``, ``current``; see
-:class:`~sunar.baselines.ra_isf.state.RaIsfState` and :mod:`~sunar.baselines.ra_isf.nodes`), so every judgement is one step.
+:class:`~sunar.baselines.ra_isf.state.RaIsfState` and :mod:`~sunar.baselines.ra_isf.nodes`),
+so every judgement is one step.
 Frames deeper than ``ra_isf_depth`` (D_th) are "unknown"; at most
 :data:`~sunar.baselines.ra_isf.nodes.MAX_FRAMES` frames per question.
 """
