@@ -13,6 +13,7 @@ def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
         "variant": variant,
         "answer": str(out.get("answer") or ""),
         "confidence": out.get("confidence", 0.0),
+        "signals": out.get("signals") or {},
         "reasoning_path": out.get("reasoning_path") or [],
         "evidence": [{"id": e["id"], "title": e["title"], "score": round(e["score"], 4), "text": e["text"]} for e in out.get("evidence") or []],
         "rationale": out.get("rationale") or "",

@@ -90,6 +90,7 @@ class OutputState(TypedDict, total=False):
     evidence: list[Evidence]
     rationale: str
     hops: list[Hop]
+    signals: dict[str, Any]  # the evidence of trust in the answer (sunar.signals), beside confidence
     usage: Annotated[dict[str, Any], merge_usage]
     notes: Annotated[list[str], operator.add]  # deliberate fall-backs taken (format breaks, limits)
 

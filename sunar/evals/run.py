@@ -96,6 +96,7 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
         "gold": q.answers,
         "answer": answer,
         "confidence": record["confidence"],
+        "signals": record["signals"],
         "reasoning_path": record["reasoning_path"],
         "evidence_ids": ranked,
         "supporting_ids": q.supporting_ids,

@@ -62,6 +62,7 @@ def make_ask(fresh: Mapping[str, Any]) -> Callable[[dict[str, Any], RunnableConf
             "answer": "",
             "rationale": "",
             "confidence": 0.0,
+            "signals": {},
             "evidence": [],
             "reasoning_path": [],
             "notes": Overwrite([]),  # the reducer appends; a new question starts with none

@@ -2,7 +2,8 @@
 sampled from the same evidence, and the confidence is the share of them that agree with the final
 answer: in its semantic set, or contained in it. The second test is cover-EM's, the paper's
 metric: small models often write the final answer as a sentence ("David Lynch was born in
-Missoula, Montana") that a short sample ("Missoula, Montana") cannot entail both ways."""
+Missoula, Montana") that a short sample ("Missoula, Montana") cannot entail both ways. The
+other signals of trust are kept beside it (:mod:`sunar.signals`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from sunar.configuration import Configuration
 from sunar.models.nli import semantic_sets
 from sunar.prompts.answer import answer_messages, clean_answer
 from sunar.resources import resources
+from sunar.signals import signals
 from sunar.text import normalize_answer
 from sunar.usage import node
 
@@ -31,4 +33,8 @@ def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     same_set = set(next(s for s in sets if 0 in s)) - {0}
     answer = f" {normalize_answer(state['answer'])} "
     agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
-    return {"confidence": round(agreeing / m, 4), "notes": [] if agreeing else ["no sampled answer agrees with the final answer"]}
+    return {
+        "confidence": round(agreeing / m, 4),
+        "signals": signals(state, samples, sets, round(agreeing / m, 4)),
+        "notes": [] if agreeing else ["no sampled answer agrees with the final answer"],
+    }

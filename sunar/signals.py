@@ -1,0 +1,62 @@
+"""Signals of whether an answer can be trusted, from what a run already produced: the semantic
+sets of the final samples, the hops' own agreement, the evidence's scores, the chain.
+
+Each is a number (higher: more reason to trust the answer, except ``semantic_entropy``,
+``sets``, ``unknown`` and ``fallback``) or None where a graph has no such thing. They are kept
+with every answer (the state's ``signals``, each prediction of ``sunar eval``), so calibration can
+be measured and refitted without the LLM.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from sunar.text import normalize_answer
+
+
+def agrees(a: str, b: str) -> bool:
+    """Cover-EM's test both ways: one answer's normalised words contain the other's."""
+    na, nb = f" {normalize_answer(a)} ", f" {normalize_answer(b)} "
+    return bool(na.strip() and nb.strip()) and (na in nb or nb in na)
+
+
+def semantic_entropy(sets: Sequence[Sequence[int]]) -> float:
+    """Entropy (nats) of the semantic sets' shares (Farquhar et al. 2024, discrete form)."""
+    total = sum(len(s) for s in sets)
+    return -sum(len(s) / total * math.log(len(s) / total) for s in sets if s) if total else 0.0
+
+
+def hop_agreement(hops: Sequence[dict[str, Any]]) -> float | None:
+    """The weakest hop's agreement: per hop, the largest semantic set's share among the answers
+    sampled from its best-agreeing batch; a chain is as weak as its weakest hop. None without ASU."""
+    per_hop = []
+    for hop in hops:
+        shares = [max(len(s) for s in b["sets"]) / len(b["answers"]) for b in hop.get("batches") or [] if b.get("answers") and b.get("sets")]
+        if shares:
+            per_hop.append(max(shares))
+    return min(per_hop) if per_hop else None
+
+
+def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequence[int]], agreement: float) -> dict[str, Any]:
+    """The signals of the state's final answer; ``sets`` cluster [answer, *samples]."""
+    answer = str(state.get("answer") or "")
+    hops = state.get("hops") or []
+    scores = sorted((float(e["score"]) for e in state.get("evidence") or []), reverse=True)
+    chain = state.get("draft_answer") or (hops[-1]["answer"] if hops else "")
+    known = normalize_answer(answer) not in ("", "unknown")
+    return {
+        "agreement": agreement,
+        "semantic_entropy": round(semantic_entropy(sets), 6) + 0.0,  # + 0.0: no -0.0
+        "sets": len(sets),
+        "hop_agreement": hop_agreement(hops),
+        "evidence_top": scores[0] if scores else None,
+        "evidence_margin": scores[0] - scores[1] if len(scores) > 1 else None,
+        "answer_in_evidence": float(known and any(agrees(answer, e["text"]) for e in state.get("evidence") or [])),
+        "chain_agrees": float(agrees(answer, chain)) if chain else None,
+        "unknown": float(not known),
+        "fallback": float(any("no usable final answer" in n for n in state.get("notes") or [])),
+        "hops": len(hops),
+        "samples": list(samples),
+    }

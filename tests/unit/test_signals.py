@@ -1,0 +1,43 @@
+"""The signals of trust kept beside each answer, on hand-made states."""
+
+import math
+
+import pytest
+
+from sunar.signals import agrees, hop_agreement, semantic_entropy, signals
+
+
+def test_semantic_entropy_of_the_sets():
+    assert semantic_entropy([[0, 1, 2, 3]]) == 0.0
+    assert semantic_entropy([[0, 1], [2, 3]]) == pytest.approx(math.log(2))
+    assert semantic_entropy([[0], [1], [2], [3]]) == pytest.approx(math.log(4))
+    assert semantic_entropy([]) == 0.0
+
+
+def test_agrees_is_containment_of_normalised_words_either_way():
+    assert agrees("Missoula, Montana", "Missoula") and agrees("Missoula", "born in Missoula, Montana")
+    assert not agrees("Helena", "Missoula") and not agrees("", "Missoula") and not agrees("Miss", "Missoula")
+
+
+def test_the_weakest_hop_decides_the_chain():
+    strong = {"batches": [{"answers": ["a", "a", "a"], "sets": [[0, 1, 2]]}]}
+    weak = {"batches": [{"answers": ["a", "b", "c"], "sets": [[0], [1], [2]]}, {"answers": ["x", "x", "y"], "sets": [[0, 1], [2]]}]}
+    assert hop_agreement([strong, weak]) == pytest.approx(2 / 3)  # the weak hop's best batch
+    assert hop_agreement([{"batches": [{"ids": ["d1"], "scores": [1.0]}]}]) is None  # no ASU
+
+
+def test_signals_of_a_final_state():
+    state = {
+        "answer": "Missoula, Montana",
+        "draft_answer": "Helena",
+        "hops": [{"question": "q1", "answer": "David Lynch", "batches": []}, {"question": "q2", "answer": "Missoula", "batches": []}],
+        "evidence": [{"id": "d1", "text": "Lynch was born in Missoula, Montana.", "score": 0.9}, {"id": "d2", "text": "x", "score": 0.5}],
+        "notes": ["MER gave no usable final answer; asked again for the short answer"],
+    }
+    got = signals(state, ["Missoula", "Helena", "Missoula"], [[0, 1, 3], [2]], 2 / 3)
+    assert got["agreement"] == 2 / 3 and got["sets"] == 2 and got["semantic_entropy"] == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)), abs=1e-6)
+    assert got["evidence_top"] == 0.9 and got["evidence_margin"] == pytest.approx(0.4)
+    assert got["answer_in_evidence"] == 1.0 and got["chain_agrees"] == 0.0  # Self-Ask's own answer was Helena
+    assert got["fallback"] == 1.0 and got["unknown"] == 0.0 and got["hops"] == 2 and got["hop_agreement"] is None
+    empty = signals({"answer": "unknown", "hops": [], "evidence": []}, [], [[0]], 0.0)
+    assert empty["unknown"] == 1.0 and empty["evidence_top"] is None and empty["chain_agrees"] is None and empty["answer_in_evidence"] == 0.0
