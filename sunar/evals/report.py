@@ -4,7 +4,7 @@ metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval
               cover_em_ci95, vs_self_ask: {n, wins, losses, p}, wrong_answers: {stage: count}}}}
 report.md:    accuracy, retrieval and cost tables side by side, where the wrong answers were lost, cost
               relative to Self-Ask
-accuracy.png, recall.png, cost.png
+accuracy.png, recall.png, cost.png, calibration.png (risk-coverage curves)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sunar.configuration import Configuration
+from sunar.evals import calibration
 from sunar.evals.metrics import RECALL_KS, cover_em, paired_comparison, proportion_ci
 
 ANSWER_KEYS = ("cover_em", "em", "f1")
@@ -98,6 +99,7 @@ def aggregate(records: Sequence[dict[str, Any]], texts: Mapping[str, str] | None
         for v, summary in out[dataset].items():
             if (paired := against(rows, v)) is not None:
                 summary[f"vs_{BASELINE}"] = paired
+            summary["calibration"] = calibration.summary([r for r in rows if r["variant"] == v])
             if texts is not None:
                 lost = Counter(stage_lost(r, texts, top) for r in rows if r["variant"] == v)
                 summary["wrong_answers"] = {stage: lost[stage] for stage in STAGES}
@@ -151,6 +153,8 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
         rows = [[v, sum(metrics["all"][v]["wrong_answers"].values())] + [metrics["all"][v]["wrong_answers"][k] for k in STAGES] for v in variants]
         parts += [_table(["variant", "wrong answers", *STAGES.values()], rows), ""]
 
+    parts += calibration_section(metrics, datasets, variants)
+
     parts += [
         "## Cost per question (means; seconds as computed, LLM calls read from the cache count with the time they took)",
         "",
@@ -167,8 +171,37 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
         )
     header = ["variant", "LLM calls", "yes/no judgements", "likelihood calls", "prompt tokens", "generated tokens", "wall s", "LLM s", "judgement s (NLI, RA-ISF)", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
     parts += [_table(header, rows), ""]
-    parts += ["![accuracy](accuracy.png)", "![recall](recall.png)", "![cost](cost.png)", ""]
+    parts += ["![accuracy](accuracy.png)", "![recall](recall.png)", "![cost](cost.png)", "![calibration](calibration.png)", ""]
     return "\n".join(parts)
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def calibration_section(metrics: dict[str, dict[str, Any]], datasets: Sequence[str], variants: Sequence[str]) -> list[str]:
+    """Does the confidence tell right from wrong answers: per variant and dataset, and each signal."""
+    parts = [
+        "## Does the confidence tell right from wrong answers? (cover-EM is right; AUROC 0.5 is chance)",
+        "",
+    ]
+    rows = []
+    for d in [*datasets, "all"]:
+        for v in variants:
+            c = (metrics[d].get(v) or {}).get("calibration")
+            if not c:
+                continue
+            at = c["accuracy_at"]
+            combined = c.get("combined_auroc_cv")
+            rows.append([d, v, c["n"], _figure(c["auroc"]), _figure(c["ece"])] + [_figure(at[str(k)]) for k in calibration.COVERAGES] + [_figure(combined)])
+    header = ["dataset", "variant", "answers", "AUROC", "ECE", *[f"accuracy at {k:.0%} answered" for k in calibration.COVERAGES], "combined signals: AUROC (5-fold CV)"]
+    parts += [_table(header, rows), ""]
+    with_signals = [v for v in variants if metrics["all"][v].get("calibration", {}).get("signals")]
+    if with_signals:
+        parts += ["Each signal alone (AUROC over all questions; oriented so that higher means more trust):", ""]
+        rows = [[f] + [_figure(metrics["all"][v]["calibration"]["signals"].get(f)) for v in with_signals] for f in calibration.FEATURES]
+        parts += [_table(["signal", *with_signals], rows), ""]
+    return parts
 
 
 def _save(fig: Any, path: Path) -> Path:
@@ -233,6 +266,33 @@ def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
     return paths
 
 
+def plot_calibration(records: Sequence[dict[str, Any]], out: Path) -> Path:
+    """Accuracy of the answered questions against the share answered, answering the most confident
+    first: one curve per variant (its confidence, and its cross-validated combined signals)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for v in dict.fromkeys(r["variant"] for r in records):
+        rows = [r for r in records if r["variant"] == v and not r.get("error")]
+        correct = [_cover(r) for r in rows]
+        if not rows:
+            continue
+        xs, ys = zip(*calibration.risk_coverage([float(r.get("confidence") or 0.0) for r in rows], correct), strict=True)
+        line = ax.plot(xs, ys, label=f"{v}: confidence")[0]
+        if all(r.get("signals") for r in rows):
+            xs, ys = zip(*calibration.risk_coverage(calibration.cross_validated(rows, correct).tolist(), correct), strict=True)
+            ax.plot(xs, ys, linestyle="--", color=line.get_color(), label=f"{v}: combined signals (CV)")
+    ax.set_xlabel("share of questions answered (most confident first)")
+    ax.set_ylabel("accuracy of the answered (cover-EM)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7)
+    return _save(fig, out / "calibration.png")
+
+
 def write_report(
     out: Path, records: Sequence[dict[str, Any]], configuration: dict[str, Any], texts: Mapping[str, str] | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -242,4 +302,5 @@ def write_report(
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     (out / "report.md").write_text(render(metrics, configuration))
     plot(metrics, out)
+    plot_calibration(records, out)
     return metrics

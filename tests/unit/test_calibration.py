@@ -1,0 +1,68 @@
+"""The calibration measures, the combined score and the conformal threshold, on hand-made cases
+whose answers are worked out by hand."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sunar.evals import calibration as cal
+
+
+def test_auroc_counts_right_above_wrong_with_ties_as_half():
+    assert cal.auroc([0.9, 0.8, 0.2, 0.1], [1, 1, 0, 0]) == 1.0
+    assert cal.auroc([0.1, 0.2, 0.8, 0.9], [1, 1, 0, 0]) == 0.0
+    assert cal.auroc([0.5, 0.5, 0.5], [1, 0, 0]) == 0.5
+    assert cal.auroc([0.9, 0.4, 0.6, 0.1], [1, 1, 0, 0]) == 0.75  # 3 of the 4 right-wrong pairs in order
+    assert cal.auroc([0.3, 0.4], [1, 1]) is None
+
+
+def test_ece_and_accuracy_at_coverage():
+    assert cal.ece([1.0, 1.0, 0.0, 0.0], [1, 1, 0, 0]) == 0.0
+    assert cal.ece([1.0, 1.0], [0, 1]) == pytest.approx(0.5)
+    scores, right = [0.9, 0.8, 0.7, 0.1], [1, 0, 1, 0]
+    assert cal.accuracy_at(scores, right, 0.25) == 1.0 and cal.accuracy_at(scores, right, 0.5) == 0.5
+    assert cal.accuracy_at(scores, right, 0.75) == pytest.approx(2 / 3)
+    assert cal.risk_coverage(scores, right) == [(0.25, 1.0), (0.5, 0.5), (0.75, pytest.approx(2 / 3)), (1.0, 0.5)]
+
+
+def test_distrust_signals_are_negated_and_missing_ones_are_nan():
+    records = [{"signals": {"agreement": 1.0, "semantic_entropy": 0.5, "hop_agreement": None}}]
+    x = cal.signal_matrix(records, ("agreement", "semantic_entropy", "hop_agreement"))
+    assert x[0, 0] == 1.0 and x[0, 1] == -0.5 and math.isnan(x[0, 2])
+
+
+def test_logistic_combination_learns_the_informative_signal_and_is_reported_out_of_fold():
+    rng = np.random.default_rng(0)
+    right = rng.integers(0, 2, 200)
+    records = [
+        {"signals": {"agreement": float(r) * 0.6 + rng.random() * 0.4, "evidence_top": rng.random(), "hop_agreement": None}}
+        for r in right
+    ]
+    scores = cal.cross_validated(records, right)
+    assert cal.auroc(scores, right) > 0.95
+    model = cal.fit_logistic(cal.signal_matrix(records), right.astype(float))
+    coef = dict(zip(cal.FEATURES, model["coef"], strict=True))
+    assert coef["agreement"] > 1.0 and abs(coef["evidence_top"]) < coef["agreement"] / 3
+
+
+def test_clopper_pearson_bound():
+    assert cal.error_bound(0, 0, 0.95) == 1.0 and cal.error_bound(5, 5, 0.95) == 1.0
+    assert cal.error_bound(0, 10, 0.95) == pytest.approx(1 - 0.05 ** (1 / 10))  # (1 - b)^10 = 0.05
+
+
+def test_threshold_keeps_the_lowest_tested_threshold_whose_bound_passes():
+    # 60 answers: the best 30 right, the rest wrong one in two
+    scores = list(range(60, 0, -1))
+    right = [1] * 30 + [1, 0] * 15
+    got = cal.conformal_threshold(scores, right, alpha=0.3, delta=0.1)
+    kept = [r for s, r in zip(scores, right, strict=True) if s >= got["threshold"]]
+    steps = math.ceil(math.log2(60))
+    assert cal.error_bound(len(kept) - sum(kept), len(kept), 1 - 0.1 / steps) <= 0.3
+    assert got["coverage"] == len(kept) / 60 and got["accuracy_answered"] == sum(kept) / len(kept)
+    assert len(kept) >= 30  # at least every sure answer is given
+
+
+def test_conformal_threshold_answers_nothing_when_no_threshold_is_safe():
+    got = cal.conformal_threshold([0.9, 0.8, 0.7], [0, 1, 0], alpha=0.1)
+    assert got["threshold"] == math.inf and got["coverage"] == 0.0 and got["accuracy_answered"] is None
