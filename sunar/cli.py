@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from sunar.errors import SunarError
@@ -44,6 +45,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    from sunar import trust
     from sunar.models import gguf
     from sunar.models.embedder import BUNDLED, hf_cached, package_folder
     from sunar.models.nli import CACHED_NLI_CANDIDATES, resolve_nli
@@ -72,6 +74,10 @@ def cmd_models(args: argparse.Namespace) -> int:
     for name in CACHED_NLI_CANDIDATES:
         row(f"hf:{name}", "cached" if hf_cached(name) else "not in the Hugging Face cache")
     row("llm (the LLM as judge)", "ready")
+    print("Calibration (when to stand behind an answer)")
+    llm = resolve_llm(args.llm)[0]
+    shipped = trust.load("auto", llm)
+    row(f"auto for {llm}", f"{shipped['path']}: {shipped['promise']}" if shipped else "none fitted (answers are shown with their confidence only; fit one with: sunar calibrate)")
     print("auto would use")
     for label, (spec, why) in (
         ("llm", resolve_llm(args.llm)),
@@ -107,6 +113,8 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_result(record: dict[str, Any]) -> None:
     print(f"Answer: {record['answer']}   (confidence {record['confidence']:.0%})")
+    if record["abstained"]:
+        print(f"Not sure: this is a best guess. Why: {record['why']}.")
     if record["rationale"]:
         print(f"Rationale: {record['rationale']}")
     if record["reasoning_path"]:
@@ -193,6 +201,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from sunar.evals.calibration import calibrate_run
+
+    fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta)
+    out = Path(args.out or Path(args.run) / f"calibration-{args.variant}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(fitted, indent=2) + "\n")
+    answered = "nothing (no threshold passed; calibrate on more questions)" if fitted["coverage"] == 0 else (
+        f"{fitted['coverage']:.0%} of them, {fitted['accuracy_answered']:.0%} right"
+    )
+    print(
+        f"fitted on {fitted['fitted_on']} answers, threshold on {fitted['n']} others: trust >= {fitted['threshold']:.3f} is answered; "
+        f"on those {fitted['n']} it answers {answered}; held-out AUROC {fitted['auroc_held_out'] or float('nan'):.2f}"
+    )
+    print(f"promise: {fitted['promise']}")
+    print(f"wrote {out}; use it with: sunar ask ... --set calibration={out}")
+    return 0
+
+
 def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", default="auto", help="auto, ollama:<model> or embedded:<name>")
     p.add_argument("--scorer", default="auto")
@@ -239,6 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _model_options(p)
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("calibrate", help="fit when to stand behind an answer, from an evaluation run (split conformal, error rate alpha)")
+    p.add_argument("--run", required=True, help="an evaluation's output directory (sunar eval --out DIR)")
+    p.add_argument("--variant", default="sunar", help="the graph whose answers to calibrate (default sunar)")
+    p.add_argument("--alpha", type=float, default=0.3, help="the most wrong answers among those given (default 0.3)")
+    p.add_argument("--delta", type=float, default=0.1, help="the chance that the promise fails (default 0.1)")
+    p.add_argument("--out", default="", help="calibration file to write (default: RUN/calibration-VARIANT.json)")
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("models", help="list configured and locally available models, and what auto picks")
     p.add_argument("--llm", default="auto")

@@ -165,6 +165,12 @@ class Configuration(BaseModel):
         description="RA-ISF: a passage is relevant when the judge's logp(yes) - logp(no) is above this "
         "(0: the argmax; benchmarks/bench_relevance measures it).",
     )
+    calibration: str = Field(
+        "auto",
+        description="When to stand behind an answer: a calibration file from 'sunar calibrate' (answers whose "
+        "combined trust is below its threshold are given as a best guess, with the reason), 'auto' (the "
+        "calibration shipped for the LLM, if any), or 'off'.",
+    )
     llm_cache: str = Field(
         "",
         description="SQLite file caching LLM calls by (model, prompt, parameters, sample index); a call made "

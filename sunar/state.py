@@ -91,6 +91,9 @@ class OutputState(TypedDict, total=False):
     rationale: str
     hops: list[Hop]
     signals: dict[str, Any]  # the evidence of trust in the answer (sunar.signals), beside confidence
+    trust: float | None  # the signals combined: the probability the answer is right (with a calibration)
+    abstained: bool  # the trust is below the calibration's threshold: the answer is only a best guess
+    why: str  # what pulls the trust down most, when abstained
     usage: Annotated[dict[str, Any], merge_usage]
     notes: Annotated[list[str], operator.add]  # deliberate fall-backs taken (format breaks, limits)
 

@@ -3,9 +3,10 @@ threshold with a stated error rate.
 
 - :func:`auroc`, :func:`ece`, :func:`risk_coverage`, :func:`accuracy_at`: how well a score ranks
   and calibrates answers against cover-EM.
-- :func:`signal_matrix`, :func:`fit_logistic`, :func:`cross_validated`: the signals of
-  :mod:`sunar.signals` combined by an L2-regularised logistic regression, reported only on folds
-  it was not fitted on.
+- :func:`cross_validated`: the signals of :mod:`sunar.signals` combined as :mod:`sunar.trust`
+  does (an L2-regularised logistic regression), reported only on folds it was not fitted on.
+- :func:`fit_calibration`: what ``sunar calibrate`` writes: the combination fitted on one half of
+  a run's answers and the threshold fitted on the other half.
 - :func:`conformal_threshold`: the lowest score threshold whose answered questions' error rate is
   at most alpha with probability at least 1 - delta (selection with guaranteed risk, Geifman and
   El-Yaniv 2017); the guarantee assumes the questions it is used on are exchangeable with the ones
@@ -14,20 +15,17 @@ threshold with a stated error rate.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.stats import beta, rankdata
 
-#: The signals the combined score uses, each oriented so that higher means more trust.
-FEATURES: tuple[str, ...] = (
-    "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
-    "answer_in_evidence", "chain_agrees", "unknown", "fallback",
-)
-#: Signals where a higher value means less trust (negated when measured alone).
-DISTRUST = frozenset({"semantic_entropy", "sets", "unknown", "fallback"})
+from sunar.trust import FEATURES, fit_logistic, predict, signal_matrix
+
 COVERAGES = (0.25, 0.5, 0.75)
 
 
@@ -68,49 +66,6 @@ def risk_coverage(scores: Sequence[float], correct: Sequence[float]) -> list[tup
     """(coverage, accuracy of the answered) for every number of answered questions, best first."""
     y = np.asarray(correct, dtype=float)[_order(scores)]
     return [(k / len(y), float(y[:k].mean())) for k in range(1, len(y) + 1)]
-
-
-def oriented(name: str, value: Any) -> float | None:
-    """A signal's value with higher meaning more trust (None stays None)."""
-    if value is None:
-        return None
-    return -float(value) if name in DISTRUST else float(value)
-
-
-def signal_matrix(records: Sequence[dict[str, Any]], features: Sequence[str] = FEATURES) -> np.ndarray:
-    """Records x features, oriented; a missing signal is NaN."""
-    return np.array(
-        [[np.nan if (v := oriented(f, (r.get("signals") or {}).get(f))) is None else v for f in features] for r in records], dtype=float
-    ).reshape(len(records), len(features))
-
-
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50) -> dict[str, Any]:
-    """An L2-regularised logistic regression by Newton's method on standardised features (a
-    missing value is the feature's mean); the model as plain lists, for a JSON file."""
-    mean = np.nanmean(np.where(np.isnan(x).all(axis=0), 0.0, x), axis=0) if len(x) else np.zeros(x.shape[1])
-    mean = np.nan_to_num(mean)
-    filled = np.where(np.isnan(x), mean, x)
-    scale = filled.std(axis=0)
-    scale[scale == 0] = 1.0
-    z = np.hstack([np.ones((len(x), 1)), (filled - mean) / scale])
-    w = np.zeros(z.shape[1])
-    penalty = np.diag([0.0] + [l2] * (z.shape[1] - 1))
-    for _ in range(iterations):
-        p = 1 / (1 + np.exp(-z @ w))
-        gradient = z.T @ (p - y) + penalty @ w
-        hessian = z.T @ (z * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return {"mean": mean.tolist(), "scale": scale.tolist(), "intercept": float(w[0]), "coef": w[1:].tolist()}
-
-
-def predict(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
-    """The probability that each answer is right under a :func:`fit_logistic` model."""
-    mean, scale = np.asarray(model["mean"]), np.asarray(model["scale"])
-    z = (np.where(np.isnan(x), mean, x) - mean) / scale
-    return 1 / (1 + np.exp(-(model["intercept"] + z @ np.asarray(model["coef"]))))
 
 
 def cross_validated(records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5) -> np.ndarray:
@@ -187,3 +142,59 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out["combined_auroc_cv"] = auroc(combined, correct)
         out["combined_accuracy_at_cv"] = {str(c): accuracy_at(combined, correct, c) for c in COVERAGES}
     return out
+
+
+def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1) -> dict[str, Any]:
+    """The combination of signals fitted on the even-numbered answers, the threshold on its
+    scores of the odd-numbered ones (split conformal: the threshold is fitted on answers the
+    combination never saw), and how both do on the answers they were not fitted on."""
+    rows = [r for r in records if not r.get("error") and r.get("signals")]
+    if len(rows) < 4:
+        raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
+    correct = np.array([float(r["metrics"].get("cover_em", 0.0)) for r in rows])
+    x = signal_matrix(rows)
+    fit, held = np.arange(len(rows)) % 2 == 0, np.arange(len(rows)) % 2 == 1
+    if len(set(correct[fit])) < 2:
+        raise ValueError("the answers the combination is fitted on are all right or all wrong; calibrate on more questions")
+    model = fit_logistic(x[fit], correct[fit])
+    held_scores = predict(model, x[held])
+    return {
+        "features": list(FEATURES),
+        "model": model,
+        "fitted_on": int(fit.sum()),
+        "auroc_held_out": auroc(held_scores, correct[held]),
+        **conformal_threshold(held_scores, correct[held], alpha, delta),
+    }
+
+
+def calibrate_run(run: str | Path, variant: str, alpha: float, delta: float = 0.1) -> dict[str, Any]:
+    """A calibration file's content from an evaluation run's answers of ``variant``: the LLM and the
+    data it was fitted for (from the run's run.json), and :func:`fit_calibration`."""
+    from sunar.errors import SunarError
+    from sunar.evals.run import latest, read_predictions
+
+    folder = Path(run)
+    settings_file = folder / "run.json"
+    if not settings_file.is_file():
+        raise SunarError(f"{folder} holds no evaluation run (no run.json); run: sunar eval ... --out {folder}")
+    if not 0 < alpha < 1 or not 0 < delta < 1:
+        raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
+    settings = json.loads(settings_file.read_text())
+    records = [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
+    try:
+        fitted = fit_calibration(records, alpha, delta)
+    except ValueError as exc:
+        raise SunarError(f"{folder}, variant {variant}: {exc}") from None
+    configuration = settings.get("configuration") or {}
+    return {
+        "llm": configuration.get("llm"),
+        "variant": variant,
+        "questions": settings.get("questions"),
+        "corpus": settings.get("corpus"),
+        "configuration": configuration,
+        "promise": (
+            f"among the answers given, at most {alpha:.0%} wrong (cover-EM) with probability {1 - delta:.0%}, for questions "
+            "exchangeable with the ones it was fitted on (same corpus, model and kind of question)"
+        ),
+        **fitted,
+    }

@@ -97,6 +97,8 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
         "answer": answer,
         "confidence": record["confidence"],
         "signals": record["signals"],
+        "trust": record["trust"],
+        "abstained": record["abstained"],
         "reasoning_path": record["reasoning_path"],
         "evidence_ids": ranked,
         "supporting_ids": q.supporting_ids,

@@ -63,6 +63,9 @@ def make_ask(fresh: Mapping[str, Any]) -> Callable[[dict[str, Any], RunnableConf
             "rationale": "",
             "confidence": 0.0,
             "signals": {},
+            "trust": None,
+            "abstained": False,
+            "why": "",
             "evidence": [],
             "reasoning_path": [],
             "notes": Overwrite([]),  # the reducer appends; a new question starts with none

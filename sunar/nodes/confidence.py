@@ -3,7 +3,9 @@ sampled from the same evidence, and the confidence is the share of them that agr
 answer: in its semantic set, or contained in it. The second test is cover-EM's, the paper's
 metric: small models often write the final answer as a sentence ("David Lynch was born in
 Missoula, Montana") that a short sample ("Missoula, Montana") cannot entail both ways. The
-other signals of trust are kept beside it (:mod:`sunar.signals`)."""
+other signals of trust are kept beside it (:mod:`sunar.signals`); with a calibration, they are
+combined and the answer is marked as a best guess when their trust is below its threshold
+(:mod:`sunar.trust`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from sunar import trust
 from sunar.configuration import Configuration
 from sunar.models.nli import semantic_sets
 from sunar.prompts.answer import answer_messages, clean_answer
@@ -33,8 +36,12 @@ def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     same_set = set(next(s for s in sets if 0 in s)) - {0}
     answer = f" {normalize_answer(state['answer'])} "
     agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
+    found = signals(state, samples, sets, round(agreeing / m, 4))
+    calibration = trust.load(cfg.calibration, cfg.llm)
+    verdict = trust.judge(found, calibration) if calibration else {"trust": None, "abstained": False, "why": ""}
     return {
         "confidence": round(agreeing / m, 4),
-        "signals": signals(state, samples, sets, round(agreeing / m, 4)),
+        "signals": found,
+        **verdict,
         "notes": [] if agreeing else ["no sampled answer agrees with the final answer"],
     }

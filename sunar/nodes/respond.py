@@ -11,8 +11,12 @@ from langchain_core.runnables import RunnableConfig
 from sunar.usage import node
 
 
-def reply_text(answer: str, confidence: float, evidence: list[dict], path: list[dict]) -> str:
+def reply_text(answer: str, confidence: float, evidence: list[dict], path: list[dict], why: str = "") -> str:
+    """The chat reply: the answer on the first line; below it the confidence, and, when the product
+    does not stand behind the answer, that it is a best guess and why."""
     lines = [answer, "", f"Confidence: {confidence:.0%}"]
+    if why:
+        lines += ["", f"Not sure: this is a best guess. Why: {why}."]
     if path:
         lines += ["", "Reasoning:"] + [f"{i}. {step['question']} -> {step['answer']}" for i, step in enumerate(path, 1)]
     if evidence:
@@ -24,5 +28,6 @@ def reply_text(answer: str, confidence: float, evidence: list[dict], path: list[
 def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     path = [{"question": h["question"], "answer": h["answer"]} for h in state.get("hops") or []]
     evidence = state.get("evidence") or []
-    text = reply_text(state["answer"], state.get("confidence", 0.0), evidence, path)
+    why = state.get("why", "") if state.get("abstained") else ""
+    text = reply_text(state["answer"], state.get("confidence", 0.0), evidence, path, why)
     return {"reasoning_path": path, "messages": [AIMessage(content=text, name="sunar")]}

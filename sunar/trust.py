@@ -1,0 +1,137 @@
+"""Whether the product stands behind an answer: the signals of :mod:`sunar.signals` combined into
+one score (the probability that the answer is right), and, with a calibration fitted by
+``sunar calibrate``, a threshold below which the answer is given only as a best guess.
+
+A calibration file records the LLM it was fitted for and the data (corpus and questions) it was
+fitted on, the combination (an L2-regularised logistic regression on standardised signals) and
+the threshold with its promise: among the answers given, at most ``alpha`` wrong with
+probability 1 - ``delta``, for questions like the ones it was fitted on.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sunar.errors import SunarError
+
+#: The signals the combined score uses, each oriented so that higher means more trust.
+FEATURES: tuple[str, ...] = (
+    "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
+    "answer_in_evidence", "chain_agrees", "unknown", "fallback",
+)
+#: Signals where a higher value means less trust (negated).
+DISTRUST = frozenset({"semantic_entropy", "sets", "unknown", "fallback"})
+#: What a signal that pulls the score down says to a user.
+REASONS = {
+    "agreement": "the sampled answers disagree with it",
+    "semantic_entropy": "the sampled answers mean different things",
+    "sets": "the sampled answers mean different things",
+    "hop_agreement": "a hop's sampled answers disagree",
+    "evidence_top": "the best evidence is a weak match for the question",
+    "evidence_margin": "no piece of evidence stands out",
+    "answer_in_evidence": "the answer is not in the cited evidence",
+    "chain_agrees": "the reasoning chain's own answer differs",
+    "unknown": "no answer was found",
+    "fallback": "the final reasoning broke its format",
+}
+#: Shipped calibrations (fitted on the shared multi-hop dev data), by file name.
+SHIPPED = Path(__file__).parent / "data" / "calibration"
+
+
+def oriented(name: str, value: Any) -> float | None:
+    """A signal's value with higher meaning more trust (None stays None)."""
+    if value is None:
+        return None
+    return -float(value) if name in DISTRUST else float(value)
+
+
+def signal_matrix(records: Any, features: Any = FEATURES) -> np.ndarray:
+    """Records (each with ``signals``) x features, oriented; a missing signal is NaN."""
+    return np.array(
+        [[np.nan if (v := oriented(f, (r.get("signals") or {}).get(f))) is None else v for f in features] for r in records], dtype=float
+    ).reshape(len(records), len(features))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50) -> dict[str, Any]:
+    """An L2-regularised logistic regression by Newton's method on standardised features (a
+    missing value is the feature's mean); the model as plain lists, for a JSON file."""
+    seen = ~np.isnan(x)
+    mean = np.array([x[seen[:, j], j].mean() if seen[:, j].any() else 0.0 for j in range(x.shape[1])])
+    filled = np.where(seen, x, mean)
+    scale = filled.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (filled - mean) / scale])
+    w = np.zeros(z.shape[1])
+    penalty = np.diag([0.0] + [l2] * (z.shape[1] - 1))
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-z @ w))
+        step = np.linalg.solve(z.T @ (z * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(len(w)), z.T @ (p - y) + penalty @ w)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return {"mean": mean.tolist(), "scale": scale.tolist(), "intercept": float(w[0]), "coef": w[1:].tolist()}
+
+
+def contributions(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
+    """Each feature's pull on the log-odds (rows x features)."""
+    mean, scale = np.asarray(model["mean"]), np.asarray(model["scale"])
+    return (np.where(np.isnan(x), mean, x) - mean) / scale * np.asarray(model["coef"])
+
+
+def predict(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
+    """The probability that each answer is right under a :func:`fit_logistic` model."""
+    return 1 / (1 + np.exp(-(model["intercept"] + contributions(model, x).sum(axis=1))))
+
+
+@functools.lru_cache(maxsize=16)
+def _read(path: str, modified: float) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+        data["threshold"] = float(data["threshold"])
+        tuple(data["features"]), data["model"]["coef"]  # noqa: B018 - the fields a calibration needs
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SunarError(f"{path} is not a calibration file ({exc}); fit one with: sunar calibrate --run DIR") from None
+    return data
+
+
+def load(spec: str, llm: str) -> dict[str, Any] | None:
+    """The calibration to use: ``spec`` "" or "off" none, "auto" the shipped one fitted for
+    ``llm`` (if any), else the file it names (which must be fitted for ``llm``)."""
+    if spec in ("", "off"):
+        return None
+    if spec == "auto":
+        shipped = sorted(SHIPPED.glob("*.json")) if SHIPPED.is_dir() else []
+        for path in shipped:
+            data = _read(str(path), path.stat().st_mtime)
+            if data.get("llm") == llm:
+                return {**data, "path": str(path)}
+        return None
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise SunarError(f"calibration file not found: {path}; fit one with: sunar calibrate --run DIR --out {path}")
+    data = _read(str(path), path.stat().st_mtime)
+    if data.get("llm") != llm:
+        raise SunarError(f"{path} was fitted for {data.get('llm')}, not {llm}; fit one for this model with: sunar calibrate")
+    return {**data, "path": str(path)}
+
+
+def judge(signals: dict[str, Any], calibration: dict[str, Any]) -> dict[str, Any]:
+    """The combined score of an answer's signals, whether it clears the calibration's threshold,
+    and, when it does not, what pulls it down most (in words)."""
+    features = tuple(calibration["features"])
+    x = signal_matrix([{"signals": signals}], features)
+    trust = float(predict(calibration["model"], x)[0])
+    if trust >= calibration["threshold"]:
+        return {"trust": round(trust, 4), "abstained": False, "why": ""}
+    pulls = contributions(calibration["model"], x)[0]
+    worst = [features[i] for i in np.argsort(pulls) if pulls[i] < 0][:2]
+    why = "; ".join(REASONS.get(f, f) for f in worst) or "the signals together are too weak"
+    threshold = calibration["threshold"]
+    shown = "never reached" if math.isinf(threshold) else f"{threshold:.0%}"
+    return {"trust": round(trust, 4), "abstained": True, "why": f"{why} (trust {trust:.0%}, needed {shown})"}

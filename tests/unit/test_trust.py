@@ -1,0 +1,101 @@
+"""Standing behind an answer: calibration files, the combined trust, abstaining answers in the
+state, the chat reply and --json, and `sunar calibrate`, with scripted models."""
+
+import json
+import math
+
+import pytest
+
+from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar import trust
+from sunar.cli import main
+from sunar.errors import SunarError
+from sunar.graph import build_graph
+
+QUESTION = "Where was the director of film Ronnie Rocket born?"
+MODEL = {"mean": [0.0] * len(trust.FEATURES), "scale": [1.0] * len(trust.FEATURES), "intercept": 0.0,
+         "coef": [2.0 if f == "agreement" else 1.0 if f == "chain_agrees" else 0.0 for f in trust.FEATURES]}
+
+
+def calibration_file(tmp_path, threshold, llm="scripted:scripted"):
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"llm": llm, "features": list(trust.FEATURES), "model": MODEL, "threshold": threshold, "promise": "p"}))
+    return path
+
+
+def test_which_calibration_is_used(tmp_path):
+    assert trust.load("", "x") is None and trust.load("off", "x") is None
+    assert trust.load("auto", "scripted:nothing-shipped") is None
+    with pytest.raises(SunarError, match="calibration file not found"):
+        trust.load(str(tmp_path / "none.json"), "x")
+    with pytest.raises(SunarError, match="fitted for scripted:scripted, not ollama:llama3.1"):
+        trust.load(str(calibration_file(tmp_path, 0.5)), "ollama:llama3.1")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(SunarError, match="is not a calibration file"):
+        trust.load(str(tmp_path / "broken.json"), "x")
+    assert trust.load(str(calibration_file(tmp_path, 0.5)), "scripted:scripted")["threshold"] == 0.5
+
+
+def test_judge_names_what_pulls_the_trust_down():
+    calibration = {"features": list(trust.FEATURES), "model": MODEL, "threshold": 0.9}
+    sure = trust.judge({"agreement": 1.0, "chain_agrees": 1.0}, calibration)
+    assert sure["abstained"] is False and sure["trust"] == pytest.approx(1 / (1 + math.exp(-3)), abs=1e-4)
+    unsure = trust.judge({"agreement": 0.0, "chain_agrees": -1.0}, {**calibration, "threshold": 0.5})
+    assert unsure["abstained"] and unsure["why"].startswith("the reasoning chain's own answer differs")
+    never = trust.judge({"agreement": 1.0}, {**calibration, "threshold": math.inf})
+    assert never["abstained"] and "needed never reached" in never["why"]
+
+
+def run(tmp_path, threshold):
+    llm = scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]), lambda q, i: "David Lynch")
+    corpus = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch."))
+    res = resources(llm, TableScorer({"d1": 1.0}), MemoryIndex(corpus, default_ranking=[("d1", 1.0)]))
+    config = {"configurable": {"resources": res, "samples": 2, "calibration": str(calibration_file(tmp_path, threshold))}}
+    return build_graph("sunar").invoke({"question": QUESTION}, config)
+
+
+def test_an_answer_below_the_threshold_is_a_best_guess_with_its_reason(tmp_path):
+    out = run(tmp_path, threshold=math.inf)
+    assert out["abstained"] is True and out["answer"] == "David Lynch" and out["trust"] is not None
+    reply = out["messages"][-1].content
+    assert reply.startswith("David Lynch\n") and "Not sure: this is a best guess. Why: " in reply
+    committed = run(tmp_path, threshold=0.0)
+    assert committed["abstained"] is False and committed["why"] == "" and "Not sure" not in committed["messages"][-1].content
+
+
+def test_without_a_calibration_answers_are_shown_as_before():
+    llm = scripted_llm(self_ask_script(["So the final answer is: Helena"]), lambda q, i: "Helena")
+    res = resources(llm, TableScorer({}), MemoryIndex(docs(("d1", "T", "x")), default_ranking=[("d1", 1.0)]))
+    out = build_graph("self_ask").invoke({"question": QUESTION}, {"configurable": {"resources": res, "samples": 2}})
+    assert out["trust"] is None and out["abstained"] is False and out["signals"]["agreement"] == 1.0
+
+
+def write_run(folder, rows):
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"questions": {"file": "q.jsonl"}, "corpus": {"file": "c.jsonl"}, "configuration": {"llm": "embedded:qwen2.5-1.5b"}, "variants": ["sunar"]}))
+    with open(folder / "predictions.jsonl", "w") as f:
+        for i, (agreement, right) in enumerate(rows):
+            f.write(json.dumps({"id": f"q{i}", "variant": "sunar", "metrics": {"cover_em": right}, "signals": {"agreement": agreement}}) + "\n")
+
+
+def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
+    # 80 answers: agreement 1 is right 9 times in 10, agreement 0 right 1 time in 10
+    rows = [(1.0, float(i % 10 != 0)) for i in range(40)] + [(0.0, float(i % 10 == 0)) for i in range(40)]
+    high, low = rows[:40], rows[40:]
+    write_run(tmp_path / "run", [r for k in range(0, 40, 2) for r in (*high[k : k + 2], *low[k : k + 2])])  # both halves mixed
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--run", str(tmp_path / "run"), "--alpha", "0.3", "--out", str(out)]) == 0
+    fitted = json.loads(out.read_text())
+    assert fitted["llm"] == "embedded:qwen2.5-1.5b" and fitted["variant"] == "sunar" and fitted["fitted_on"] == 40
+    assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] >= 0.7  # the confident half is answered
+    assert trust.load(str(out), "embedded:qwen2.5-1.5b")["threshold"] == fitted["threshold"]
+    assert "use it with: sunar ask ... --set calibration=" in capsys.readouterr().out
+
+
+def test_sunar_calibrate_errors_are_one_line(tmp_path, capsys):
+    assert main(["calibrate", "--run", str(tmp_path / "none")]) == 1
+    write_run(tmp_path / "few", [(1.0, 1.0), (0.0, 0.0)])
+    assert main(["calibrate", "--run", str(tmp_path / "few")]) == 1
+    assert main(["calibrate", "--run", str(tmp_path / "few"), "--alpha", "2"]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 3 and "no run.json" in errors[0] and "needs at least 4" in errors[1] and "between 0 and 1" in errors[2]
