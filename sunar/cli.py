@@ -202,7 +202,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from sunar.evals.calibration import calibrate_run
+    from sunar.evals.calibrate import calibrate_run
 
     fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta)
     out = Path(args.out or Path(args.run) / f"calibration-{args.variant}.json")
