@@ -15,7 +15,8 @@ def describe_common(node: str, update: dict[str, Any]) -> str | None:
     if node in ("final", "answer", "finish") and "answer" in update:
         return f"final answer: {update.get('answer')}"
     if node == "confidence":
-        return f"confidence: {update.get('confidence', 0):.0%}"
+        verdict = f"; a best guess: {update.get('why')}" if update.get("abstained") else ""
+        return f"confidence: {update.get('confidence', 0):.0%}{verdict}"
     return None
 
 
