@@ -65,14 +65,20 @@ def no_network_prefix():
 
 
 @pytest.mark.slow
-def test_ask_end_to_end_with_the_embedded_model_offline():
+def test_ask_end_to_end_with_the_embedded_model_offline(tmp_path):
     """The main job as on a fresh machine, with the network cut: the demo index is built on first
     use, the real 1.5B model, real scorer and LLM-judge NLI; small budget to keep it to minutes.
-    (Where unshare is not allowed it runs with the network on.)"""
+    (Where unshare is not allowed it runs with the network on.) A calibration that trusts nothing
+    makes the answer a best guess with its reason."""
+    from sunar.trust import FEATURES
+
+    calibration = tmp_path / "never.json"
+    model = {"mean": [0.0] * len(FEATURES), "scale": [1.0] * len(FEATURES), "intercept": 0.0, "coef": [1.0] * len(FEATURES)}
+    calibration.write_text(json.dumps({"llm": "embedded:qwen2.5-1.5b", "features": list(FEATURES), "model": model, "threshold": 2.0}))
     prefix = no_network_prefix()
     result = subprocess.run(
         [*prefix, sys.executable, "-m", "sunar.cli", "ask", "Where was the director of film Ronnie Rocket born?", "--json",
-         "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2"],
+         "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2", "--set", f"calibration={calibration}"],
         capture_output=True, text=True, timeout=1800, env={**os.environ, "OLLAMA_HOST": "http://127.0.0.1:9"},
     )
     assert result.returncode == 0, result.stderr
@@ -82,6 +88,8 @@ def test_ask_end_to_end_with_the_embedded_model_offline():
     assert 1 <= len(record["reasoning_path"]) <= 2
     assert "Ronnie Rocket" in {e["title"] for e in record["evidence"]}
     assert record["usage"]["llm_calls"] >= 5 and record["usage"]["prompt_tokens"] > 0
+    assert record["abstained"] is True and record["why"] and 0.0 <= record["trust"] <= 1.0
+    assert {"agreement", "semantic_entropy", "hop_agreement", "answer_in_evidence", "chain_agrees"} <= set(record["signals"])
 
 
 @pytest.mark.slow
