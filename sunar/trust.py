@@ -94,7 +94,8 @@ def _read(path: str, modified: float) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text())
         data["threshold"] = float(data["threshold"])
-        tuple(data["features"]), data["model"]["coef"]  # noqa: B018 - the fields a calibration needs
+        if len(data["features"]) != len(data["model"]["coef"]):
+            raise ValueError("features and coefficients differ in number")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SunarError(f"{path} is not a calibration file ({exc}); fit one with: sunar calibrate --run DIR") from None
     return data
