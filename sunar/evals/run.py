@@ -154,8 +154,12 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
     variants = list(settings.variants)
     if path.exists():
         before = json.loads(path.read_text())
-        if {k: before.get(k) for k in described} != described:
+        # a field the configuration gained (or lost) since the run started leaves its default's behaviour
+        earlier = before.get("configuration") or {}
+        same_fields = {k: earlier.get(k, v) for k, v in described["configuration"].items()}
+        if {k: before.get(k) for k in ("questions", "corpus")} != {k: described[k] for k in ("questions", "corpus")} or same_fields != described["configuration"]:
             raise SunarError(f"{out} holds a run with other settings (see {path}); choose another --out or delete it")
+        described["configuration"] = {**earlier, **described["configuration"]}
         variants = list(dict.fromkeys(before.get("variants", []) + variants))
     path.write_text(json.dumps({**described, "variants": variants}, indent=2) + "\n")
 

@@ -63,6 +63,18 @@ def test_eval_refuses_to_mix_settings_in_one_output(tmp_path, demo_index, demo_c
         run_eval(settings(tmp_path, demo_index, demo_corpus, limit=1, config={"samples": 3}), progress=False)
 
 
+def test_a_field_the_configuration_gained_does_not_split_a_run(tmp_path, demo_corpus):
+    from sunar.evals.run import check_settings
+
+    out = tmp_path / "run"
+    out.mkdir()
+    settings = EvalSettings(questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar"], out=str(out))
+    check_settings(out, settings, {"llm": "x", "budget": 16, "embedder": "minilm"})  # a run before the change
+    check_settings(out, settings, {"llm": "x", "budget": 16, "calibration": "auto"})  # a field added since
+    with pytest.raises(SunarError, match="other settings"):
+        check_settings(out, settings, {"llm": "x", "budget": 40, "calibration": "auto"})
+
+
 def test_ranked_evidence_puts_final_evidence_first_then_each_hop_in_turn():
     out = {
         "evidence": [{"id": "b"}, {"id": "x"}],
