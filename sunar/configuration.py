@@ -165,6 +165,14 @@ class Configuration(BaseModel):
         description="RA-ISF: a passage is relevant when the judge's logp(yes) - logp(no) is above this "
         "(0: the argmax; benchmarks/bench_relevance measures it).",
     )
+    confidence_samples: int = Field(
+        0, ge=0, le=100, description="Answers sampled to the original question for the final answer's confidence and signals; 0: m."
+    )
+    answer_likelihood: bool = Field(
+        False,
+        description="Also read the answer's log-likelihood given the question and its evidence (one likelihood "
+        "call; the embedded model can, Ollama cannot) as a signal of trust.",
+    )
     calibration: str = Field(
         "auto",
         description="When to stand behind an answer: a calibration file from 'sunar calibrate' (answers whose "

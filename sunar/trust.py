@@ -23,7 +23,7 @@ from sunar.errors import SunarError
 #: The signals the combined score uses, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
-    "answer_in_evidence", "chain_agrees", "unknown", "fallback",
+    "answer_in_evidence", "chain_agrees", "unknown", "fallback", "answer_logprob",
 )
 #: Signals where a higher value means less trust (negated).
 DISTRUST = frozenset({"semantic_entropy", "sets", "unknown", "fallback"})
@@ -39,6 +39,7 @@ REASONS = {
     "chain_agrees": "the reasoning chain's own answer differs",
     "unknown": "no answer was found",
     "fallback": "the final reasoning broke its format",
+    "answer_logprob": "the model finds the answer unlikely given its evidence",
 }
 #: Shipped calibrations (fitted on the shared multi-hop dev data), by file name.
 SHIPPED = Path(__file__).parent / "data" / "calibration"

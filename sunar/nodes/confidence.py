@@ -11,32 +11,47 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar import trust
 from sunar.configuration import Configuration
+from sunar.errors import ModelUnavailable
+from sunar.models.llm import LLM
 from sunar.models.nli import semantic_sets
-from sunar.prompts.answer import answer_messages, clean_answer
+from sunar.prompts.answer import UNKNOWN, answer_messages, clean_answer
 from sunar.resources import resources
 from sunar.signals import signals
 from sunar.text import normalize_answer
 from sunar.usage import node
 
 
+def answer_logprob(llm: LLM, messages: list[BaseMessage], answer: str) -> float | None:
+    """The answer's log-likelihood per word as the reply to the short-answer prompt (None for
+    "unknown", or a model that cannot score a given text)."""
+    if normalize_answer(answer) in ("", UNKNOWN):
+        return None
+    try:
+        return round(llm.loglik(messages, answer) / max(1, len(answer.split())), 4)
+    except ModelUnavailable:
+        return None
+
+
 @node("confidence")
 def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     res = resources(config)
-    m = max(1, cfg.samples)
-    replies = res.llm.sample(
-        answer_messages(state["question"], state.get("evidence") or []), m, temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, 48)
-    )
+    m = max(1, cfg.confidence_samples or cfg.samples)
+    messages = answer_messages(state["question"], state.get("evidence") or [])
+    replies = res.llm.sample(messages, m, temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, 48))
     samples = [clean_answer(str(r.content)) for r in replies]
     sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
     same_set = set(next(s for s in sets if 0 in s)) - {0}
     answer = f" {normalize_answer(state['answer'])} "
     agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
     found = signals(state, samples, sets, round(agreeing / m, 4))
+    if cfg.answer_likelihood:
+        found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
     calibration = trust.load(cfg.calibration, cfg.llm)
     verdict = trust.judge(found, calibration) if calibration else {"trust": None, "abstained": False, "why": ""}
     return {

@@ -99,3 +99,21 @@ def test_sunar_calibrate_errors_are_one_line(tmp_path, capsys):
     assert main(["calibrate", "--run", str(tmp_path / "few"), "--alpha", "2"]) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert len(errors) == 3 and "no run.json" in errors[0] and "needs at least 4" in errors[1] and "between 0 and 1" in errors[2]
+
+
+def test_confidence_samples_and_the_answer_likelihood_signal():
+    from scripted import ScriptedLLM
+
+    def script(prompt, i):
+        return "So the final answer is: Helena" if "Follow up:" in prompt else "Helena"
+
+    def graph_run(llm, **config):
+        res = resources(llm, TableScorer({}), MemoryIndex(docs(("d1", "T", "x")), default_ranking=[("d1", 1.0)]))
+        return build_graph("self_ask").invoke({"question": QUESTION}, {"configurable": {"resources": res, "samples": 2, **config}})
+
+    scored = ScriptedLLM(script, loglik=lambda prompt, text: -3.0 if text == "Helena" else -9.0)
+    out = graph_run(scored, confidence_samples=5, answer_likelihood=True)
+    assert len(out["signals"]["samples"]) == 5 and out["signals"]["answer_logprob"] == -3.0
+    assert [c for _, c in scored.loglik_calls] == ["Helena"]  # one likelihood call, on the answer
+    assert "answer_logprob" not in graph_run(ScriptedLLM(script), answer_likelihood=False)["signals"]
+    assert graph_run(ScriptedLLM(script), answer_likelihood=True)["signals"]["answer_logprob"] is None  # no log-likelihoods
