@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from sunar.prompts.answer import UNKNOWN
 from sunar.text import normalize_answer
 
 
@@ -20,6 +21,11 @@ def agrees(a: str, b: str) -> bool:
     """Cover-EM's test both ways: one answer's normalised words contain the other's."""
     na, nb = f" {normalize_answer(a)} ", f" {normalize_answer(b)} "
     return bool(na.strip() and nb.strip()) and (na in nb or nb in na)
+
+
+def known(answer: str) -> bool:
+    """Whether an answer names something (not empty, not "unknown")."""
+    return normalize_answer(answer) not in ("", UNKNOWN)
 
 
 def semantic_entropy(sets: Sequence[Sequence[int]]) -> float:
@@ -45,7 +51,7 @@ def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequen
     hops = state.get("hops") or []
     scores = sorted((float(e["score"]) for e in state.get("evidence") or []), reverse=True)
     chain = state.get("draft_answer") or (hops[-1]["answer"] if hops else "")
-    known = normalize_answer(answer) not in ("", "unknown")
+    found = known(answer)
     return {
         "agreement": agreement,
         "semantic_entropy": round(semantic_entropy(sets), 6) + 0.0,  # + 0.0: no -0.0
@@ -53,9 +59,9 @@ def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequen
         "hop_agreement": hop_agreement(hops),
         "evidence_top": scores[0] if scores else None,
         "evidence_margin": scores[0] - scores[1] if len(scores) > 1 else None,
-        "answer_in_evidence": float(known and any(agrees(answer, e["text"]) for e in state.get("evidence") or [])),
+        "answer_in_evidence": float(found and any(agrees(answer, e["text"]) for e in state.get("evidence") or [])),
         "chain_agrees": float(agrees(answer, chain)) if chain else None,
-        "unknown": float(not known),
+        "unknown": float(not found),
         "fallback": float(any("no usable final answer" in n for n in state.get("notes") or [])),
         "hops": len(hops),
         "samples": list(samples),

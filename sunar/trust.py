@@ -126,14 +126,14 @@ def load(spec: str, llm: str) -> dict[str, Any] | None:
 def judge(signals: dict[str, Any], calibration: dict[str, Any]) -> dict[str, Any]:
     """The combined score of an answer's signals, whether it clears the calibration's threshold,
     and, when it does not, what pulls it down most (in words)."""
-    features = tuple(calibration["features"])
-    x = signal_matrix([{"signals": signals}], features)
-    trust = float(predict(calibration["model"], x)[0])
+    features, model = tuple(calibration["features"]), calibration["model"]
+    pulls = contributions(model, signal_matrix([{"signals": signals}], features))[0]
+    trust = float(1 / (1 + np.exp(-(model["intercept"] + pulls.sum()))))
     if trust >= calibration["threshold"]:
         return {"trust": round(trust, 4), "abstained": False, "why": ""}
-    pulls = contributions(calibration["model"], x)[0]
-    worst = [features[i] for i in np.argsort(pulls) if pulls[i] < 0][:2]
-    why = "; ".join(REASONS.get(f, f) for f in worst) or "the signals together are too weak"
+    # the two strongest pulls down, each reason once (entropy and sets say the same thing)
+    reasons = dict.fromkeys(REASONS.get(features[i], features[i]) for i in np.argsort(pulls) if pulls[i] < 0)
+    why = "; ".join(list(reasons)[:2]) or "the signals together are too weak"
     threshold = calibration["threshold"]
     shown = "never reached" if math.isinf(threshold) else f"{threshold:.0%}"
     return {"trust": round(trust, 4), "abstained": True, "why": f"{why} (trust {trust:.0%}, needed {shown})"}

@@ -19,9 +19,9 @@ from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
 from sunar.models.nli import semantic_sets
-from sunar.prompts.answer import UNKNOWN, answer_messages, clean_answer
+from sunar.prompts.answer import answer_messages, clean_answer
 from sunar.resources import resources
-from sunar.signals import signals
+from sunar.signals import known, signals
 from sunar.text import normalize_answer
 from sunar.usage import node
 
@@ -29,7 +29,7 @@ from sunar.usage import node
 def answer_logprob(llm: LLM, messages: list[BaseMessage], answer: str) -> float | None:
     """The answer's log-likelihood per word as the reply to the short-answer prompt (None for
     "unknown", or a model that cannot score a given text)."""
-    if normalize_answer(answer) in ("", UNKNOWN):
+    if not known(answer):
         return None
     try:
         return round(llm.loglik(messages, answer) / max(1, len(answer.split())), 4)
@@ -49,13 +49,14 @@ def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     same_set = set(next(s for s in sets if 0 in s)) - {0}
     answer = f" {normalize_answer(state['answer'])} "
     agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
-    found = signals(state, samples, sets, round(agreeing / m, 4))
+    agreement = round(agreeing / m, 4)
+    found = signals(state, samples, sets, agreement)
     if cfg.answer_likelihood:
         found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
     calibration = trust.load(cfg.calibration, cfg.llm)
     verdict = trust.judge(found, calibration) if calibration else {"trust": None, "abstained": False, "why": ""}
     return {
-        "confidence": round(agreeing / m, 4),
+        "confidence": agreement,
         "signals": found,
         **verdict,
         "notes": [] if agreeing else ["no sampled answer agrees with the final answer"],

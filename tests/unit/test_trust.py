@@ -42,6 +42,9 @@ def test_judge_names_what_pulls_the_trust_down():
     assert sure["abstained"] is False and sure["trust"] == pytest.approx(1 / (1 + math.exp(-3)), abs=1e-4)
     unsure = trust.judge({"agreement": 0.0, "chain_agrees": -1.0}, {**calibration, "threshold": 0.5})
     assert unsure["abstained"] and unsure["why"].startswith("the reasoning chain's own answer differs")
+    spread = {**MODEL, "coef": [1.0 if f in ("semantic_entropy", "sets", "hop_agreement") else 0.0 for f in trust.FEATURES]}
+    pulled = trust.judge({"semantic_entropy": 1.0, "sets": 2, "hop_agreement": -0.5}, {**calibration, "model": spread, "threshold": 0.99})
+    assert pulled["why"].startswith("the sampled answers mean different things; a hop's sampled answers disagree (")  # said once
     never = trust.judge({"agreement": 1.0}, {**calibration, "threshold": math.inf})
     assert never["abstained"] and "needed never reached" in never["why"]
 
