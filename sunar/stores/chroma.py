@@ -17,7 +17,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from sunar.errors import IndexNotReady, SunarError
-from sunar.models.embedder import Embedder
+from sunar.models.embedder import Embedder, spec_for
 from sunar.stores.corpus import Document
 
 MAX_BATCH = 5000  # Chroma rejects batches above ~5,461 records
@@ -25,7 +25,8 @@ MAX_BATCH = 5000  # Chroma rejects batches above ~5,461 records
 
 @register_embedding_function
 class SunarEmbeddingFunction(EmbeddingFunction[Documents]):
-    """Sentence-transformers embeddings, loaded from disk (never from the hub at run time)."""
+    """Sentence-transformers embeddings, loaded from disk (never from the hub at run time). The
+    model name comes from the stored collection, so it loads only as :func:`spec_for` allows."""
 
     def __init__(self, model: str = "minilm"):
         self.model = model
@@ -33,7 +34,7 @@ class SunarEmbeddingFunction(EmbeddingFunction[Documents]):
 
     def __call__(self, input: Documents) -> Embeddings:
         if self._embedder is None:
-            self._embedder = Embedder(self.model)
+            self._embedder = Embedder(spec_for(self.model))
         return list(self._embedder.embed(list(input)))
 
     @staticmethod

@@ -5,12 +5,13 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
 
 from conftest import free_port
-from sunar.errors import IndexNotReady, SunarError
+from sunar.errors import IndexNotReady, ModelUnavailable, SunarError
 from sunar.models.embedder import Embedder
 from sunar.stores.chroma import ChromaStore, make_client
 from sunar.stores.corpus import read_corpus
@@ -82,6 +83,28 @@ def test_resume_embeds_only_what_is_missing(tmp_path, demo_corpus):
     assert index.store.count() == len(docs) and not (folder / BUILD).exists()
 
 
+def test_a_complete_index_is_read_and_confirmed_while_another_process_holds_the_build_lock(demo_index, demo_corpus):
+    """Readers and the up-to-date check take no lock; only work to do is refused while a build runs."""
+    code = textwrap.dedent("""
+        import sys, time
+        from pathlib import Path
+        from sunar.stores.index import _build_lock
+        with _build_lock(Path(sys.argv[1])):
+            print("locked", flush=True)
+            time.sleep(600)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code, str(demo_index)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "locked"
+        assert build_index(demo_corpus, demo_index, progress=False).up_to_date
+        assert Index(demo_index).size == len(read_corpus(demo_corpus))
+        with pytest.raises(SunarError, match=f"being built by another process \\(pid {child.pid}\\)"):
+            build_index(demo_corpus, demo_index, rebuild=True, progress=False)  # work to do: needs the lock
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_missing_index_names_the_command(tmp_path):
     with pytest.raises(IndexNotReady, match="sunar index CORPUS --index"):
         Index(tmp_path / "nothing")
@@ -143,7 +166,9 @@ def test_chroma_server_mode(tmp_path, demo_corpus):
         folder = tmp_path / "idx"
         build_index(demo_corpus, folder, chroma_url=url, progress=False)
         assert not (folder / "chroma").exists()
-        index = Index(folder)
+        with pytest.raises(IndexNotReady, match="pass that server's URL with --chroma-url"):
+            Index(folder)
+        index = Index(folder, chroma_url=url)
         assert index.store.count() == index.size
         hit = index.first_stage("Where was David Lynch born?", 3, kind="dense")[0][0]
         assert index.documents([hit])[0].title == "David Lynch"
@@ -151,4 +176,56 @@ def test_chroma_server_mode(tmp_path, demo_corpus):
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
     with pytest.raises(SunarError, match="no Chroma server answers"):
+        Index(folder, chroma_url=url)
+
+
+ODD_IDS = ["doc one", "tab\there", "new\nline", "a\r\nb", "ünïcödé 漢字 🎉", "quo\"te's", "back\\slash", "[1, 2]", "nul\x00byte", "line\u2028sep"]
+
+
+def test_any_id_a_json_string_holds_round_trips(tmp_path):
+    words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel", "ivy", "juniper"]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": w.title(), "text": f"All about the {w} tree and its fruit."}) + "\n" for i, w in zip(ODD_IDS, words, strict=True)))
+    folder = tmp_path / "idx"
+    build_index(corpus, folder, neighbours=3, progress=False)
+    index = Index(folder)
+    assert index.doc_ids == ODD_IDS and index.store.count() == len(ODD_IDS)
+    for doc_id, word in zip(ODD_IDS, words, strict=True):
+        assert index.first_stage(word, 1)[0][0] == doc_id  # BM25 rows
+        assert index.documents([doc_id])[0].title == word.title()  # Chroma
+        assert {n for n, _ in index.neighbours(doc_id)} <= set(ODD_IDS) - {doc_id}  # graph rows
+        assert len(index.neighbours(doc_id)) == 3
+    assert index.first_stage("the elder tree", 1, kind="dense")[0][0] == "ünïcödé 漢字 🎉"  # Chroma's HNSW
+    assert build_index(corpus, folder, neighbours=3, progress=False).up_to_date
+
+
+def test_a_format_1_index_asks_for_a_rebuild_and_a_rerun_upgrades_it(tmp_path, demo_corpus):
+    folder = tmp_path / "idx"
+    build_index(demo_corpus, folder, neighbours=5, progress=False)
+    ids = Index(folder).doc_ids
+    manifest = json.loads((folder / MANIFEST).read_text())
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "format": 1}))
+    (folder / "doc_ids.json").unlink()
+    (folder / "doc_ids.txt").write_text("\n".join(ids) + "\n")
+    with pytest.raises(IndexNotReady, match="rebuild it with sunar index --rebuild"):
         Index(folder)
+    stats = build_index(demo_corpus, folder, neighbours=5, progress=False)
+    assert not stats.up_to_date and stats.embedded == 0  # Chroma's vectors are kept
+    assert Index(folder).doc_ids == ids and not (folder / "doc_ids.txt").exists()
+
+
+def test_an_embedder_folder_named_by_an_index_loads_only_if_the_operator_allows_it(tmp_path, tiny_embedder, monkeypatch):
+    from sunar.models.embedder import EMBEDDER_DIRS
+
+    corpus = tmp_path / "c.jsonl"
+    words = ["alpha", "beta", "gamma", "delta"]
+    corpus.write_text("".join(json.dumps({"id": w, "title": w.title(), "text": f"text about {w}"}) + "\n" for w in words))
+    folder = tmp_path / "idx"
+    build_index(corpus, folder, embedder=str(tiny_embedder), neighbours=2, progress=False)
+    monkeypatch.delenv(EMBEDDER_DIRS, raising=False)
+    index = Index(folder)
+    assert index.first_stage("gamma", 1)[0][0] == "gamma"  # BM25 needs no embedder
+    with pytest.raises(ModelUnavailable, match=f"allow it with {EMBEDDER_DIRS}="):
+        index.first_stage("gamma", 1, kind="dense")
+    monkeypatch.setenv(EMBEDDER_DIRS, str(tiny_embedder))
+    assert len(Index(folder).first_stage("gamma", 2, kind="dense")) == 2

@@ -1,0 +1,218 @@
+"""Index folders and model files that are safe to reopen, without the real embedder: BM25 rows and
+any ids, which embedder folder and Chroma server an index may name, the build lock, and the GGUF
+cache's partial files. (Building with MiniLM, and killing builds: tests/integration/test_index*.py.)"""
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from conftest import free_port
+from sunar.errors import IndexNotReady, ModelUnavailable, SunarError
+from sunar.models import gguf
+from sunar.models.embedder import EMBEDDER_DIRS, spec_for
+from sunar.stores.bm25 import BM25Index
+from sunar.stores.corpus import Document
+from sunar.stores.index import BUILD, FORMAT_VERSION, MANIFEST, Index, _build_lock, build_index
+
+# --- the embedder an index names is loaded from the operator's models only ---
+
+
+def test_a_bundled_model_is_named_by_its_canonical_name():
+    assert spec_for("sentence-transformers/all-MiniLM-L6-v2") == "minilm"
+    assert spec_for("minilm") == "minilm"
+
+
+def test_a_folder_named_by_an_index_needs_the_operators_allowance(tmp_path, monkeypatch):
+    model = tmp_path / "models" / "my-embedder"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    monkeypatch.delenv(EMBEDDER_DIRS, raising=False)
+    with pytest.raises(ModelUnavailable, match=f"allow it with {EMBEDDER_DIRS}=") as refused:
+        spec_for(str(model))
+    assert "\n" not in str(refused.value)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelUnavailable):  # a relative name is no different
+        spec_for("models/my-embedder")
+    monkeypatch.setenv(EMBEDDER_DIRS, str(tmp_path / "elsewhere"))
+    with pytest.raises(ModelUnavailable):
+        spec_for(str(model))
+    with pytest.raises(ModelUnavailable):  # ".." does not climb out of an allowed folder
+        spec_for(str(tmp_path / "elsewhere" / ".." / "models" / "my-embedder"))
+    monkeypatch.setenv(EMBEDDER_DIRS, os.pathsep.join([str(tmp_path / "elsewhere"), str(tmp_path / "models")]))
+    assert spec_for(str(model)) == spec_for("models/my-embedder") == str(model.resolve())
+    with pytest.raises(ModelUnavailable):
+        spec_for("bad\x00name")
+
+
+def test_a_hub_name_loads_from_the_hugging_face_cache_not_from_a_folder_of_that_name(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub"
+    snapshot = cache / "models--someorg--embedder" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (cache / "models--someorg--embedder" / "refs").mkdir()
+    (cache / "models--someorg--embedder" / "refs" / "main").write_text("abc123")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "someorg" / "embedder").mkdir(parents=True)  # a same-named folder is not what loads
+    assert spec_for("someorg/embedder") == str(snapshot)
+    with pytest.raises(ModelUnavailable, match="neither bundled nor in the Hugging Face cache"):
+        spec_for("someorg/not-downloaded")
+
+
+# --- ids are stored once, as JSON; the stores keep rows ---
+
+
+def test_bm25_rows_map_to_any_ids_and_a_mismatched_order_is_refused(tmp_path):
+    docs = [Document(i, "", f"all about {w}") for i, w in (("a b", "apples"), ("c\nd", "pears"), ("é\t\"", "plums"))]
+    BM25Index.build(docs).save(tmp_path / "bm25")
+    index = BM25Index.load(tmp_path / "bm25", [d.id for d in docs])
+    assert [index.search(w, 1)[0][0] for w in ("apples", "pears", "plums")] == ["a b", "c\nd", "é\t\""]
+    with pytest.raises(IndexNotReady, match="covers 3 documents, the index 4; rebuild it"):
+        BM25Index.load(tmp_path / "bm25", ["a", "b", "c", "d"])  # e.g. ids split at whitespace
+    with pytest.raises(IndexNotReady, match="missing or damaged"):
+        BM25Index.load(tmp_path / "nothing", ["a"])
+
+
+def test_a_corpus_id_that_is_not_valid_unicode_is_a_clear_error(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "ok", "text": "fine"}\n{"id": "bad\\ud800", "text": "lone surrogate"}\n')
+    with pytest.raises(SunarError, match=r"document 'bad\\ud800' holds a lone surrogate escape .*; fix that line"):
+        build_index(corpus, tmp_path / "idx", progress=False)
+    assert not (tmp_path / "idx" / BUILD).exists()
+
+
+# --- an index never chooses where to connect ---
+
+
+def test_an_index_never_connects_where_its_manifest_says(tmp_path):
+    """A manifest naming a Chroma server is refused unless the operator passes a URL; then that
+    URL (the operator's) is used, not the manifest's."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    contacted = []
+
+    def accept():
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                contacted.append(1)
+                conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    manifest = {"format": FORMAT_VERSION, "collection": "sunar-x", "embedder": "e", "neighbours_stored": 1,
+                "chroma_url": f"http://127.0.0.1:{listener.getsockname()[1]}"}
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    (tmp_path / "doc_ids.json").write_text("[]")
+    try:
+        with pytest.raises(IndexNotReady, match=r"was built on a Chroma server \(\"http://127.0.0.1:\d+\"\); pass that server's URL with --chroma-url URL") as refused:
+            Index(tmp_path)
+        assert "\n" not in str(refused.value)
+        other = f"http://127.0.0.1:{free_port()}"
+        with pytest.raises(SunarError, match=f"no Chroma server answers at {other}"):
+            Index(tmp_path, chroma_url=other)
+        time.sleep(0.2)
+        assert contacted == []
+    finally:
+        listener.close()
+
+
+# --- one builder per index folder ---
+
+
+def _hold_lock(folder):
+    """A child process holding the build lock of ``folder`` until it is killed."""
+    code = textwrap.dedent("""
+        import sys, time
+        from pathlib import Path
+        from sunar.stores.index import _build_lock
+        with _build_lock(Path(sys.argv[1])):
+            print("locked", flush=True)
+            time.sleep(600)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code, str(folder)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "locked"
+    return child
+
+
+def test_a_second_builder_is_refused_until_the_first_dies(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "a", "title": "A", "text": "alpha"}) + "\n")
+    folder = tmp_path / "idx"
+    folder.mkdir()
+    child = _hold_lock(folder)
+    try:
+        with pytest.raises(SunarError, match=rf"index {folder} is being built by another process \(pid {child.pid}\); wait") as refused:
+            build_index(corpus, folder, progress=False)
+        assert "\n" not in str(refused.value)
+        assert [p.name for p in folder.iterdir()] == ["build.lock"]  # nothing was touched
+        with pytest.raises(SunarError, match="being built by another process"), _build_lock(folder):
+            pass  # another open file in this process is refused too
+    finally:
+        child.kill()  # SIGKILL: no chance to unlock; the kernel releases the lock
+        child.wait()
+    with _build_lock(folder):
+        assert (folder / "build.lock").read_text() == str(os.getpid())
+
+
+# --- the GGUF cache never keeps a partial file ---
+
+
+def _parts(tmp_path):
+    parts = [tmp_path / "p1.bin", tmp_path / "p2.bin"]
+    parts[0].write_bytes(b"GGUF-head-")
+    parts[1].write_bytes(b"tail")
+    return parts
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_a_failing_copy_leaves_no_partial_file(tmp_path, monkeypatch):
+    parts = _parts(tmp_path)
+    cache = tmp_path / "cache"
+    target = cache / "m.gguf"
+    with pytest.raises(ModelUnavailable, match="assembling .* failed") as failed:
+        gguf.assemble([parts[0], tmp_path / "vanished.bin"], target, _sha(b"GGUF-head-tail"), "m")
+    assert "\n" not in str(failed.value)
+    assert list(cache.iterdir()) == []
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(gguf.os, "replace", broken_replace)
+        with pytest.raises(ModelUnavailable, match="No space left"):
+            gguf.assemble(parts, target, _sha(b"GGUF-head-tail"), "m")
+    assert list(cache.iterdir()) == []
+    assert gguf.assemble(parts, target, _sha(b"GGUF-head-tail"), "m").read_bytes() == b"GGUF-head-tail"
+    assert [p.name for p in cache.iterdir()] == ["m.gguf"]
+
+
+def test_a_killed_runs_partial_file_is_removed_and_a_running_ones_kept(tmp_path):
+    parts = _parts(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (cache / f"m.part-{dead.pid}").write_bytes(b"GGUF-half")  # killed half way
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        (cache / f"m.part-{alive.pid}").write_bytes(b"GGUF-writing")  # another process, still at work
+        (cache / "other.part-1").write_bytes(b"x")  # another model's file: not ours to judge
+        gguf.assemble(parts, cache / "m.gguf", _sha(b"GGUF-head-tail"), "m")
+        assert sorted(p.name for p in cache.iterdir()) == sorted(["m.gguf", f"m.part-{alive.pid}", "other.part-1"])
+    finally:
+        alive.kill()
+        alive.wait()
