@@ -14,15 +14,20 @@ Whatever the entry point, a bad value is one :class:`~sunar.errors.Configuration
 ("configuration: rescoring must be one of paper, official (got 'both')"), and the profile is
 applied the same way: the ``cpu`` profile's values for the fields the caller did not set, when
 the LLM is the embedded CPU model (``profile="auto"``).
+
+The graphs ``langgraph dev`` serves (:mod:`sunar.served`) take :data:`ClientConfiguration` as
+their context: a remote client sets the algorithm's bounded numbers and choices, and the fields
+naming a path, a URL or a model (:data:`OPERATOR_ENV`) come from the server's environment.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from sunar.errors import ConfigurationError
 from sunar.models.providers import resolve_llm
@@ -51,6 +56,20 @@ PROFILES: dict[str, dict[str, Any]] = {"paper": {}, "cpu": CPU_PROFILE}
 #: Keys LangGraph itself puts beside the configuration in a run's ``configurable``/``context``.
 _LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
 
+#: The server operator's fields (a path, a URL or a model to load) and the environment variables
+#: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.served`). A remote client of
+#: those graphs sets only the other fields; Python callers and the CLI set every field.
+OPERATOR_ENV: dict[str, str] = {
+    "llm": "SUNAR_LLM",
+    "scorer": "SUNAR_SCORER",
+    "nli": "SUNAR_NLI",
+    "index_dir": "SUNAR_INDEX_DIR",
+    "chroma_url": "SUNAR_CHROMA_URL",
+    "likelihood_llm": "SUNAR_LIKELIHOOD_LLM",
+    "calibration": "SUNAR_CALIBRATION",
+    "llm_cache": "SUNAR_LLM_CACHE",
+}
+
 
 def _runtime_context() -> Any:
     """The LangGraph runtime context of the node being run, or None outside a graph."""
@@ -68,7 +87,25 @@ def _auto_llm() -> str:
     return resolve_llm("auto")[0]
 
 
-class Configuration(BaseModel):
+def _own_keys(data: Any) -> Any:
+    """A configuration's values without the keys LangGraph puts beside them."""
+    if isinstance(data, dict):
+        return {k: v for k, v in data.items() if k not in _LANGGRAPH_KEYS and not str(k).startswith("__")}
+    return data
+
+
+class _Checked(BaseModel):
+    """A model whose bad values are one :class:`ConfigurationError` line (LangGraph builds the
+    context this way from what Studio and API clients send)."""
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise ConfigurationError(_one_line(exc, type(self))) from None
+
+
+class Configuration(_Checked):
     """Settings of a SUNAR run. Defaults are the paper's values (the ``paper`` profile)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
@@ -78,7 +115,8 @@ class Configuration(BaseModel):
         "auto",
         description="Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
         "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), "
-        "or 'auto' (Ollama llama3.1 when its server answers and has the model, else embedded).",
+        "or 'auto' (Ollama llama3.1 when its server answers and has the model, else embedded). "
+        "Served graphs: SUNAR_LLM in the server's environment.",
     )
     profile: Literal["auto", "paper", "cpu"] = Field(
         "auto",
@@ -90,17 +128,25 @@ class Configuration(BaseModel):
         "auto",
         description="Scorer of NAR batches (the paper's cross-encoder): 'cross-encoder:<name or path>', "
         "'hybrid', 'splade', 'dense', or 'auto' (the paper's nreimers/mmarco-mMiniLMv2-L12-H384-v1 "
-        "when cached, else the measured best offline one).",
+        "when cached, else the measured best offline one). Served graphs: SUNAR_SCORER in the server's environment.",
     )
     nli: str = Field(
         "auto",
         description="Entailment model for semantic sets: 'hf:<name or path>' (an MNLI classifier such as "
         "microsoft/deberta-large-mnli), 'llm' (the LLM as a few-shot judge), or 'auto' "
-        "(roberta-large-mnli / deberta-large-mnli when cached, else 'llm').",
+        "(roberta-large-mnli / deberta-large-mnli when cached, else 'llm'). Served graphs: SUNAR_NLI in the server's environment.",
     )
     # --- index --------------------------------------------------------------------------------
-    index_dir: str = Field("", description="Index directory built by 'sunar index'. Empty: the bundled demo index.")
-    chroma_url: str = Field("", description="Chroma server URL (client/server mode). Empty: the embedded store.")
+    index_dir: str = Field(
+        "",
+        description="Index directory built by 'sunar index'. Empty: the bundled demo index. "
+        "Served graphs: SUNAR_INDEX_DIR in the server's environment.",
+    )
+    chroma_url: str = Field(
+        "",
+        description="Chroma server URL (client/server mode). Empty: the embedded store. "
+        "Served graphs: SUNAR_CHROMA_URL in the server's environment.",
+    )
     # --- NAR (Algorithm 1) --------------------------------------------------------------------
     first_stage: Literal["bm25", "dense"] = Field(
         "bm25", description="First-stage retriever R: sparse BM25 (the paper uses sparse SPLADE) or dense."
@@ -157,11 +203,14 @@ class Configuration(BaseModel):
     likelihood_llm: str = Field(
         "",
         description="GenSco's scorer LLM, which must return token log-probabilities of a given text "
-        "('embedded:<name>' can; Ollama cannot). Empty: the generative LLM.",
+        "('embedded:<name>' can; Ollama cannot). Empty: the generative LLM. Served graphs: SUNAR_LIKELIHOOD_LLM "
+        "in the server's environment.",
     )
     ra_isf_depth: int = Field(3, ge=0, le=10, description="RA-ISF: deepest recursion of sub-questions (D_th); past it a sub-question is 'unknown'.")
     relevance_threshold: float = Field(
         0.0,
+        ge=-50.0,
+        le=50.0,
         description="RA-ISF: a passage is relevant when the judge's logp(yes) - logp(no) is above this "
         "(0: the argmax; benchmarks/bench_relevance measures it).",
     )
@@ -177,30 +226,21 @@ class Configuration(BaseModel):
         "auto",
         description="When to stand behind an answer: a calibration file from 'sunar calibrate' (answers whose "
         "combined trust is below its threshold are given as a best guess, with the reason), 'auto' (the "
-        "calibration shipped for the LLM, if any), or 'off'.",
+        "calibration shipped for the LLM, if any), or 'off'. Served graphs: SUNAR_CALIBRATION in the server's environment.",
     )
     llm_cache: str = Field(
         "",
         description="SQLite file caching LLM calls by (model, prompt, parameters, sample index); a call made "
-        "before is read from it. Empty: no cache. 'sunar eval' keeps one per output directory.",
+        "before is read from it. Empty: no cache. 'sunar eval' keeps one per output directory. Served graphs: "
+        "SUNAR_LLM_CACHE in the server's environment.",
     )
-
-    def __init__(self, **values: Any) -> None:
-        """Validate ``values``; a bad one is one :class:`ConfigurationError` line (LangGraph builds
-        the context this way from what Studio and API clients send)."""
-        try:
-            super().__init__(**values)
-        except ValidationError as exc:
-            raise ConfigurationError(_one_line(exc)) from None
 
     @model_validator(mode="before")
     @classmethod
     def _profiled(cls, data: Any) -> Any:
         """LangGraph's own keys dropped, and the profile applied to the fields not given."""
-        if isinstance(data, dict):
-            data = {k: v for k, v in data.items() if k not in _LANGGRAPH_KEYS and not str(k).startswith("__")}
-            data = _with_profile(data)
-        return data
+        data = _own_keys(data)
+        return _with_profile(data) if isinstance(data, dict) else data
 
     @classmethod
     def resolve(cls, values: dict[str, Any] | None = None) -> Configuration:
@@ -216,9 +256,12 @@ class Configuration(BaseModel):
         """The run's configuration, inside a node: the run's context (LangGraph Studio, the API,
         ``invoke(context=...)``), then the known fields of ``configurable`` (which win). When the
         caller injected ready :class:`~sunar.resources.Resources` and named no LLM, the injected
-        LLM decides the profile."""
+        LLM decides the profile. In a served graph's run (its context a :data:`ClientConfiguration`),
+        the operator's fields come from the environment and a client's may not name them."""
         values: dict[str, Any] = {}
         context = _runtime_context()
+        if isinstance(context, ClientConfiguration):  # a served graph's run (sunar.served)
+            return cls.resolve(_served_values(context, (config or {}).get("configurable") or {}))
         if isinstance(context, Configuration):
             values.update(context.given())
         elif isinstance(context, dict):
@@ -237,6 +280,65 @@ class Configuration(BaseModel):
     def values(self) -> dict[str, Any]:
         """Every field, as a plain dict (what a run records, and a ``configurable`` section)."""
         return self.model_dump()
+
+
+class _ClientFields(_Checked):
+    """What a remote client of the served graphs may set: :class:`Configuration`'s bounded numbers
+    and choices. Each operator field is there only to say so when a client sends it (a value of
+    null is taken as not sent); the operator sets them with :data:`OPERATOR_ENV`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+
+    def __init__(self, **values: Any) -> None:
+        for name, variable in OPERATOR_ENV.items():
+            if values.get(name) is not None:
+                raise ConfigurationError(f"configuration: {name} is the server operator's setting ({variable}), a client cannot set it")
+        super().__init__(**values)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own(cls, data: Any) -> Any:
+        """LangGraph's own keys dropped."""
+        return _own_keys(data)
+
+    def given(self) -> dict[str, Any]:
+        """The fields the client set."""
+        return {name: getattr(self, name) for name in self.model_fields_set if getattr(self, name) is not None}
+
+
+def _operator_field(name: str, variable: str) -> tuple[Any, Any]:
+    return None, Field(None, description=f"The server operator's setting ({variable} in the server's environment); a client cannot set it.")
+
+
+#: The served graphs' ``context_schema``: what LangGraph Studio shows and an API client may send.
+ClientConfiguration = create_model(
+    "ClientConfiguration",
+    __base__=_ClientFields,
+    **{
+        name: _operator_field(name, OPERATOR_ENV[name]) if name in OPERATOR_ENV else (info.annotation, info)
+        for name, info in Configuration.model_fields.items()
+    },
+)
+
+
+def operator_settings() -> dict[str, str]:
+    """The operator's fields for the served graphs, from this process's environment (SUNAR_LLM, ...)."""
+    return {name: os.environ[variable] for name, variable in OPERATOR_ENV.items() if os.environ.get(variable)}
+
+
+def _served_values(context: _ClientFields, configurable: dict[str, Any]) -> dict[str, Any]:
+    """A served run's values: the operator's from the environment, then what the client set in
+    ``context`` and ``configurable``. The client's keys in ``configurable`` are the field-like ones
+    that are not LangGraph's (it also holds HTTP headers and the server's own keys)."""
+    sent = {k: v for k, v in configurable.items() if _client_key(k)}
+    client = ClientConfiguration(**{**context.given(), **sent})  # a bad or operator field: one line
+    return {**operator_settings(), **client.given()}
+
+
+def _client_key(key: Any) -> bool:
+    if not isinstance(key, str) or not key.isidentifier():
+        return False
+    return key not in _LANGGRAPH_KEYS and key != "resources" and not key.startswith(("_", "langgraph_", "langsmith", "checkpoint_"))
 
 
 def _with_profile(data: dict[str, Any]) -> dict[str, Any]:
@@ -261,14 +363,15 @@ def _resolve(items: tuple[tuple[str, str, Any], ...]) -> Configuration:
     return Configuration(**{k: v for k, _, v in items})
 
 
-def _one_line(exc: ValidationError) -> str:
+def _one_line(exc: ValidationError, model: type[BaseModel]) -> str:
     """pydantic's errors as one line a user can act on."""
     parts = []
     for error in exc.errors():
         field = ".".join(str(p) for p in error.get("loc") or ()) or "configuration"
         kind, ctx, got = error.get("type", ""), error.get("ctx") or {}, error.get("input")
         if kind == "extra_forbidden":
-            parts.append(f"unknown field '{field}' (fields: {', '.join(Configuration.model_fields)})")
+            fields = [name for name in model.model_fields if model is Configuration or name not in OPERATOR_ENV]
+            parts.append(f"unknown field '{field}' (fields: {', '.join(fields)})")
             continue
         if kind == "literal_error":
             choices = ", ".join(a.strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(", "))
@@ -277,10 +380,12 @@ def _one_line(exc: ValidationError) -> str:
             rule = "must be a whole number"
         elif kind in ("float_parsing", "float_type", "finite_number"):
             rule = "must be a number"
+        elif kind in ("bool_parsing", "bool_type"):
+            rule = "must be true or false"
         elif kind == "string_type":
             rule = "must be text"
         elif kind in ("greater_than_equal", "less_than_equal"):
-            field_info = Configuration.model_fields.get(field)
+            field_info = model.model_fields.get(field)
             bounds = {type(m).__name__: m for m in (field_info.metadata if field_info else [])}
             low, high = getattr(bounds.get("Ge"), "ge", None), getattr(bounds.get("Le"), "le", None)
             rule = f"must be from {low} to {high}" if low is not None and high is not None else error.get("msg", "").lower()

@@ -3,14 +3,15 @@
 Nodes call :func:`resources` with their ``RunnableConfig``. A caller may inject ready objects with
 ``config["configurable"]["resources"]`` (a :class:`Resources`; tests do, with scripted models);
 otherwise :data:`POOL` builds them from the :class:`~sunar.configuration.Configuration` and keeps
-them, since loading models is expensive. Configurations that differ only in other fields share the
-same LLM instance.
+those of the last few configurations, since loading models is expensive. Configurations that
+differ only in other fields share the same LLM instance.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,41 +77,79 @@ def open_index(cfg: Configuration) -> Any:
     folder = demo_index_dir()
     if not (folder / MANIFEST).exists():
         log.info("first run: indexing the bundled demo corpus into %s", folder)
-        build_index(DEMO_CORPUS, folder, progress=False)
+    build_index(DEMO_CORPUS, folder, progress=False)  # builds, upgrades an older format, or confirms (cheap)
     return Index(folder, neighbours=cfg.neighbours)
 
 
 @dataclass
 class ResourcePool:
-    """Resources per configuration, and one LLM instance per model spec.
+    """Resources per configuration, and one LLM instance per model spec, for the ``size`` most
+    recently used configurations (and the LLMs they use): a server whose clients vary settings
+    does not keep every model it ever loaded.
 
-    ``llm_factory`` builds an LLM from its spec (:func:`sunar.models.providers.make_llm`); an
-    application that brings its own model object replaces it, and so do the tests that run the
-    product in another process with a scripted model."""
+    Loading holds a lock per configuration and per LLM spec only: a run whose resources are built
+    never waits for another configuration's models to load, and two runs of one configuration
+    load it once. ``llm_factory`` builds an LLM from its spec
+    (:func:`sunar.models.providers.make_llm`); an application that brings its own model object
+    replaces it, and so do the tests that run the product in another process with a scripted model."""
 
     llm_factory: Callable[[str], LLM] = make_llm
-    _built: dict[tuple, Resources] = field(default_factory=dict)
+    size: int = 4
+    _built: OrderedDict[tuple, Resources] = field(default_factory=OrderedDict)
     _llms: dict[str, LLM] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _loading: dict[Any, threading.Lock] = field(default_factory=dict)  # configuration keys and LLM specs
+    _lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables, never held while loading
+
+    def _once(self, table: dict, key: Any, build: Callable[[], Any]) -> Any:
+        """``table[key]``, built by ``build`` under the key's own lock if it is not there yet."""
+        with self._lock:
+            if key in table:
+                return table[key]
+            key_lock = self._loading.setdefault(key, threading.Lock())
+        with key_lock:
+            with self._lock:
+                if key in table:
+                    return table[key]
+            try:
+                value = build()
+                with self._lock:
+                    table[key] = value
+            finally:
+                with self._lock:
+                    self._loading.pop(key, None)
+            return value
 
     def _llm(self, spec: str) -> LLM:
-        if spec not in self._llms:
-            self._llms[spec] = self.llm_factory(spec)
-        return self._llms[spec]
+        return self._once(self._llms, spec, lambda: self.llm_factory(spec))
 
     def get(self, cfg: Configuration) -> Resources:
         key = (cfg.llm, cfg.scorer, cfg.nli, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache, cfg.likelihood_llm)
+        built = self._once(self._built, key, lambda: self._build(cfg))
         with self._lock:
-            if key not in self._built:
-                index = open_index(cfg)
-                llm = self._llm(cfg.llm)
-                cache = CallCache(cfg.llm_cache) if cfg.llm_cache else None
-                scorer = make_scorer(cfg.scorer, getattr(index, "embedder", None))
-                # GenSco's scorer LLM: the generative one unless likelihood_llm names another model
-                same = cfg.likelihood_llm in ("", cfg.llm, llm.name)
-                likelihood = None if same else self._llm(cfg.likelihood_llm)
-                self._built[key] = Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache, likelihood)
-            return self._built[key]
+            if key in self._built:
+                self._built.move_to_end(key)
+            self._evict()
+        return built
+
+    def _build(self, cfg: Configuration) -> Resources:
+        index = open_index(cfg)
+        llm = self._llm(cfg.llm)
+        cache = CallCache(cfg.llm_cache) if cfg.llm_cache else None
+        scorer = make_scorer(cfg.scorer, getattr(index, "embedder", None))
+        # GenSco's scorer LLM: the generative one unless likelihood_llm names another model
+        same = cfg.likelihood_llm in ("", cfg.llm, llm.name)
+        likelihood = None if same else self._llm(cfg.likelihood_llm)
+        return Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache, likelihood)
+
+    def _evict(self) -> None:
+        """Drop the least recently used configurations past ``size``, and the LLMs that neither a
+        kept configuration nor one being loaded uses (call with the lock held)."""
+        while len(self._built) > self.size:
+            self._built.popitem(last=False)
+        keys = [*self._built, *(k for k in self._loading if isinstance(k, tuple))]
+        used = {spec for key in keys for spec in (key[0], key[-1])}
+        for spec in [s for s in self._llms if s not in used]:
+            del self._llms[spec]
 
     def clear(self) -> None:
         """Forget everything built (the next run loads models again)."""

@@ -91,8 +91,11 @@ class HFNLI(_Cached):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.name = f"hf:{model}"
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
-        self.model = AutoModelForSequenceClassification.from_pretrained(model).eval()
+        try:  # never code shipped with a model folder (trust_remote_code), whatever it asks for
+            self.tokenizer = AutoTokenizer.from_pretrained(model, trust_remote_code=False)
+            self.model = AutoModelForSequenceClassification.from_pretrained(model, trust_remote_code=False).eval()
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailable(f"cannot load NLI model '{model}': {str(exc).strip().splitlines()[0]}") from None
         labels = {int(i): str(lab).lower() for i, lab in self.model.config.id2label.items()}
         try:
             self.entail = next(i for i, lab in labels.items() if lab.startswith("entail"))

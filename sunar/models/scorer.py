@@ -50,7 +50,10 @@ class CrossEncoderScorer:
         from sentence_transformers import CrossEncoder
 
         self.name = f"cross-encoder:{model}"
-        self.model = CrossEncoder(model, device="cpu", max_length=max_length)
+        try:  # never code shipped with a model folder (trust_remote_code), whatever it asks for
+            self.model = CrossEncoder(model, device="cpu", max_length=max_length, trust_remote_code=False)
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailable(f"cannot load cross-encoder '{model}': {str(exc).strip().splitlines()[0]}") from None
 
     def score(self, query: str, docs: Sequence[Document]) -> list[float]:
         if not docs:
@@ -89,8 +92,8 @@ class SpladeScorer:
     def _model(self):  # noqa: ANN202 - (tokenizer, model), loaded lazily
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(self.path)
-        model = AutoModelForMaskedLM.from_pretrained(self.path).eval()
+        tokenizer = AutoTokenizer.from_pretrained(self.path, trust_remote_code=False)
+        model = AutoModelForMaskedLM.from_pretrained(self.path, trust_remote_code=False).eval()
         return tokenizer, model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

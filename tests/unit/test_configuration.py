@@ -38,12 +38,20 @@ def test_the_embedded_model_gets_the_cpu_profile_unless_a_field_is_set():
         ({"llm": 5}, "configuration: llm must be text (got 5)"),
         ({"budget": [1, 2]}, "configuration: budget must be a whole number (got [1, 2])"),
         ({"budgte": 5}, "configuration: unknown field 'budgte'"),
+        ({"relevance_threshold": -1e9}, "configuration: relevance_threshold must be from -50.0 to 50.0 (got -1000000000.0)"),
+        ({"answer_likelihood": "maybe"}, "configuration: answer_likelihood must be true or false (got 'maybe')"),
     ],
 )
 def test_a_bad_value_is_one_clear_line(values, message):
     with pytest.raises(ConfigurationError) as error:
         Configuration.resolve({"llm": "ollama:llama3.1", **values})
     assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+def test_every_number_is_bounded():
+    numbers = {n: f for n, f in Configuration.model_fields.items() if f.annotation in (int, float)}
+    bounds = {n: {type(m).__name__ for m in f.metadata} for n, f in numbers.items()}
+    assert len(numbers) >= 15 and all({"Ge", "Le"} <= kinds for kinds in bounds.values()), bounds
 
 
 def test_langgraph_keys_beside_the_fields_are_not_errors():

@@ -173,3 +173,17 @@ def test_numeric_guard_and_calibrated_threshold():
 def test_llm_judge_without_a_label_is_neutral():
     nli = LLMJudgeNLI(ScriptedLLM(lambda p, i: "I cannot tell"))
     assert nli.relation("q", "x", "y") == "neutral"
+
+
+@pytest.mark.parametrize("spec", ["hf:{folder}", "cross-encoder:{folder}"])
+def test_a_folder_that_is_no_model_is_one_clear_line(tmp_path, spec):
+    from sunar.models.nli import make_nli
+    from sunar.models.scorer import make_scorer
+
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    make = make_nli if spec.startswith("hf:") else make_scorer
+    with pytest.raises(ModelUnavailable) as caught:
+        make(spec.format(folder=folder), None)
+    assert "\n" not in str(caught.value) and str(folder) in str(caught.value)
