@@ -2,7 +2,7 @@
 sets of the final samples, the hops' own agreement, the evidence's scores, the chain.
 
 Each is a number (higher: more reason to trust the answer, except ``semantic_entropy``,
-``sets``, ``unknown`` and ``fallback``) or None where a graph has no such thing. They are kept
+``sets``, ``chain_broken``, ``unknown`` and ``fallback``) or None where a graph has no such thing. They are kept
 with every answer (the state's ``signals``, each prediction of ``sunar eval``), so calibration can
 be measured and refitted without the LLM.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sunar.prompts.answer import UNKNOWN
-from sunar.text import normalize_answer
+from sunar.text import content_words, normalize_answer
 
 
 def agrees(a: str, b: str) -> bool:
@@ -45,6 +45,21 @@ def hop_agreement(hops: Sequence[dict[str, Any]]) -> float | None:
     return min(per_hop) if per_hop else None
 
 
+def chain_broken(hops: Sequence[dict[str, Any]]) -> float | None:
+    """1.0 when a hop's answer only repeats words of its own sub-question ("Who is Clancy Brown?"
+    "Clancy Brown") or an earlier hop's answer: the chain stalled instead of moving on. None
+    without hops."""
+    if not hops:
+        return None
+    seen: set[str] = set()
+    for hop in hops:
+        answer, words = normalize_answer(str(hop.get("answer") or "")), content_words(str(hop.get("answer") or ""))
+        if (words and words <= content_words(str(hop.get("question") or ""))) or (answer and answer in seen):
+            return 1.0
+        seen.add(answer)
+    return 0.0
+
+
 def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequence[int]], agreement: float) -> dict[str, Any]:
     """The signals of the state's final answer; ``sets`` cluster [answer, *samples]."""
     answer = str(state.get("answer") or "")
@@ -61,6 +76,7 @@ def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequen
         "evidence_margin": scores[0] - scores[1] if len(scores) > 1 else None,
         "answer_in_evidence": float(found and any(agrees(answer, e["text"]) for e in state.get("evidence") or [])),
         "chain_agrees": float(agrees(answer, chain)) if chain else None,
+        "chain_broken": chain_broken(hops),
         "unknown": float(not found),
         "fallback": float(any("no usable final answer" in n for n in state.get("notes") or [])),
         "hops": len(hops),

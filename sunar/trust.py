@@ -23,10 +23,10 @@ from sunar.errors import SunarError
 #: The signals the combined score uses, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
-    "answer_in_evidence", "chain_agrees", "unknown", "fallback", "answer_logprob",
+    "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob",
 )
 #: Signals where a higher value means less trust (negated).
-DISTRUST = frozenset({"semantic_entropy", "sets", "unknown", "fallback"})
+DISTRUST = frozenset({"semantic_entropy", "sets", "chain_broken", "unknown", "fallback"})
 #: What a signal that pulls the score down says to a user.
 REASONS = {
     "agreement": "the sampled answers disagree with it",
@@ -37,6 +37,7 @@ REASONS = {
     "evidence_margin": "no piece of evidence stands out",
     "answer_in_evidence": "the answer is not in the cited evidence",
     "chain_agrees": "the reasoning chain's own answer differs",
+    "chain_broken": "a hop only repeated its question or an earlier answer",
     "unknown": "no answer was found",
     "fallback": "the final reasoning broke its format",
     "answer_logprob": "the model finds the answer unlikely given its evidence",

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sunar.signals import agrees, hop_agreement, semantic_entropy, signals
+from sunar.signals import agrees, chain_broken, hop_agreement, semantic_entropy, signals
 
 
 def test_semantic_entropy_of_the_sets():
@@ -26,6 +26,16 @@ def test_the_weakest_hop_decides_the_chain():
     assert hop_agreement([{"batches": [{"ids": ["d1"], "scores": [1.0]}]}]) is None  # no ASU
 
 
+def test_a_chain_that_stalls_is_broken():
+    moving = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"}, {"question": "Where was David Lynch born?", "answer": "Missoula"}]
+    assert chain_broken(moving) == 0.0 and chain_broken([]) is None
+    assert chain_broken([moving[0], {"question": "Who is David Lynch?", "answer": "David Lynch"}]) == 1.0
+    described = [moving[0], {"question": "Who is David Lynch?", "answer": "David Lynch, the director"}]
+    assert chain_broken(described) == 0.0  # a new content word ("director") is an answer, however weak
+    repeat = [{"question": "Which county borders Bancroft's?", "answer": "Logan County"}, {"question": "Which county borders it?", "answer": "Logan County"}]
+    assert chain_broken(repeat) == 1.0
+
+
 def test_signals_of_a_final_state():
     state = {
         "answer": "Missoula, Montana",
@@ -39,5 +49,6 @@ def test_signals_of_a_final_state():
     assert got["evidence_top"] == 0.9 and got["evidence_margin"] == pytest.approx(0.4)
     assert got["answer_in_evidence"] == 1.0 and got["chain_agrees"] == 0.0  # Self-Ask's own answer was Helena
     assert got["fallback"] == 1.0 and got["unknown"] == 0.0 and got["hops"] == 2 and got["hop_agreement"] is None
+    assert got["chain_broken"] == 0.0
     empty = signals({"answer": "unknown", "hops": [], "evidence": []}, [], [[0]], 0.0)
     assert empty["unknown"] == 1.0 and empty["evidence_top"] is None and empty["chain_agrees"] is None and empty["answer_in_evidence"] == 0.0
