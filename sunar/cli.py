@@ -92,6 +92,7 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
     """The run's configuration from the command line (--llm/--scorer/--nli/--profile/--index,
     then --set), checked and resolved once: every field, as the ``configurable`` section."""
     from sunar.configuration import Configuration
+    from sunar.models.specs import check_specs
 
     values: dict[str, Any] = {"llm": args.llm, "scorer": args.scorer, "nli": args.nli}
     if args.profile:
@@ -106,6 +107,7 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
             raise SunarError(f"--set takes FIELD=VALUE with a field of: {', '.join(Configuration.model_fields)}")
         values[key.strip()] = raw
     cfg = Configuration.resolve(values)
+    check_specs(cfg.values())  # a typo in a model's name is found before anything is loaded
     if args.llm == "auto":
         log.info("llm: auto -> %s", cfg.llm)
     return cfg.values()
@@ -194,6 +196,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         index=args.index,
         configuration=configuration,
         workers=args.workers,
+        retry_errors=args.retry_errors,
     )
     out = run_eval(settings, progress=not args.quiet)
     print((out / "report.md").read_text() if (out / "report.md").exists() else "no answers yet")
@@ -255,14 +258,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stream", action="store_true", help="show each step live on stderr (sub-questions, batch scores, semantic sets, answers)")
     p.set_defaults(func=cmd_ask)
 
-    p = sub.add_parser("eval", help="run variants over questions with gold answers: predictions, metrics, report, plots")
-    p.add_argument("--questions", required=True, help="JSON Lines {id, dataset, question, answers, supporting_ids}")
+    p = sub.add_parser(
+        "eval",
+        help="run variants over questions with gold answers: predictions, metrics, report, plots",
+        description="Run variants over questions with gold answers. A rerun into the same --out resumes it: answers "
+        "already written are kept, and a question that ended in an error is recorded with the error (listed in "
+        "report.md) and not tried again unless --retry-errors is given. One run at a time writes to an --out.",
+    )
+    p.add_argument("--questions", required=True, help="JSON Lines {id, dataset, question, answers, supporting_ids}; answers is a list, or one string for a single answer")
     p.add_argument("--corpus", required=True, help="the corpus the questions are asked over (indexed if needed)")
     p.add_argument("--variants", default="sunar,sunar_no_asu,sunar_r,self_ask", help="comma-separated graphs to run")
     p.add_argument("--limit", type=int, default=0, help="first N questions (datasets interleaved); 0: all")
     p.add_argument("--out", default="evals/results/latest", help="output directory (a rerun resumes it)")
     p.add_argument("--index", default="", help="index directory (default: one per corpus under $SUNAR_HOME/indexes)")
     p.add_argument("--workers", type=int, default=1, help="questions answered at once (Ollama serves several; the embedded model one)")
+    p.add_argument("--retry-errors", action="store_true", help="also run again the questions whose earlier attempt in --out ended in an error (a rerun skips them otherwise)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _model_options(p)
     p.set_defaults(func=cmd_eval)

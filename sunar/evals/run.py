@@ -6,18 +6,24 @@
     OUT/metrics.json, OUT/report.md, OUT/*.png   written at the end (see sunar.evals.report)
 
 Resumable: (question, variant) pairs already in predictions.jsonl are skipped, and a question
-interrupted half-way replays its finished LLM calls from the cache.
+interrupted half-way replays its finished LLM calls from the cache. A pair that ended in an error is
+recorded with it (``error`` field; counted in the report) and the run goes on; a rerun skips it too
+unless ``retry_errors`` is set. Everything the caller chose is checked before the index is built,
+and one run at a time writes to OUT (OUT/eval.lock, held with flock until the process ends).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
@@ -27,6 +33,7 @@ from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.evals.data import Question, read_questions
 from sunar.evals.metrics import answer_metrics, retrieval_metrics
+from sunar.models.specs import check_specs
 from sunar.paths import sunar_home
 from sunar.result import result_record
 from sunar.stores.corpus import fingerprint, read_corpus
@@ -49,6 +56,8 @@ class EvalSettings:
     #: fills the rest). Default: the embedded model, with its cpu profile.
     configuration: dict[str, Any] = field(default_factory=lambda: {"llm": "embedded:qwen2.5-1.5b"})
     workers: int = 1
+    #: Run again the pairs whose earlier attempt ended in an error (else a rerun skips them).
+    retry_errors: bool = False
 
 
 def interleave(questions: Sequence[Question]) -> list[Question]:
@@ -117,29 +126,79 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
 
 
 def read_predictions(path: Path) -> list[dict[str, Any]]:
-    """Records of a predictions file; a line cut short by a killed run is dropped (and the file
-    truncated to the last whole line, so appending continues cleanly)."""
+    """Records of a predictions file. A damaged line (cut short by a killed run, or garbage) is
+    reported with its number and skipped; the lines after it are read as usual. The file is not
+    changed (a run repairs its end with :func:`end_cleanly` before appending)."""
     if not path.exists():
         return []
-    records, good = [], 0
+    records = []
     with open(path, "rb") as f:
-        for line in f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except ValueError:
-                break
-            good += len(line)
-    if good < path.stat().st_size:
-        log.warning("%s: dropping an incomplete last record", path)
-        with open(path, "r+b") as f:
-            f.truncate(good)
+                record = None
+            if not isinstance(record, dict) or not isinstance(record.get("id"), str | int) or not isinstance(record.get("variant"), str):
+                log.warning("%s line %d is damaged; skipped (%r)", path, number, line[:60])
+                continue
+            records.append(record)
     return records
+
+
+def end_cleanly(path: Path) -> None:
+    """Before appending to a predictions file: a last line without its newline is a record cut
+    short by a killed run, and is removed (its answer is computed again; nothing follows it); a
+    whole record that only lacks the newline gets it."""
+    data = path.read_bytes() if path.exists() else b""
+    if not data or data.endswith(b"\n"):
+        return
+    start = data.rfind(b"\n") + 1
+    try:
+        json.loads(data[start:])
+        whole = True
+    except ValueError:
+        whole = False
+    with open(path, "r+b") as f:
+        if whole:
+            f.seek(0, os.SEEK_END)
+            f.write(b"\n")
+        else:
+            log.warning("%s line %d was cut short by a stopped run; removed (it is answered again)", path, data.count(b"\n") + 1)
+            f.truncate(start)
+
+
+@contextmanager
+def exclusive(out: Path) -> Iterator[None]:
+    """Hold OUT/eval.lock while the run writes to OUT: a second run into OUT is refused with one
+    line. The lock is the kernel's (flock), so it ends with the process, however that ends."""
+    with open(out / "eval.lock", "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            raise SunarError(f"another sunar eval (pid {holder}) is writing to {out}; wait for it to end or choose another --out") from None
+        f.truncate(0)
+        f.write(str(os.getpid()))
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def error_record(q: Question, variant: str, error: str) -> dict[str, Any]:
+    return {"id": q.id, "dataset": q.dataset, "variant": variant, "question": q.question, "gold": q.answers, "error": error}
 
 
 def run_config(settings: EvalSettings, out: Path) -> dict[str, Any]:
     """Every configuration field of the run: the settings', its index and its LLM call cache."""
     values = {**settings.configuration, "index_dir": str(settings.index), "llm_cache": str(out / "llm-cache.sqlite")}
-    return Configuration.resolve(values).values()
+    configurable = Configuration.resolve(values).values()
+    check_specs(configurable)
+    return configurable
 
 
 def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, Any]) -> None:
@@ -153,7 +212,10 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
     path = out / "run.json"
     variants = list(settings.variants)
     if path.exists():
-        before = json.loads(path.read_text())
+        try:
+            before = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SunarError(f"{path} is damaged ({exc}); restore it, or delete it to record this run's settings afresh") from None
         # a field the configuration gained (or lost) since the run started leaves its default's behaviour
         earlier = before.get("configuration") or {}
         same_fields = {k: earlier.get(k, v) for k, v in described["configuration"].items()}
@@ -161,7 +223,10 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
             raise SunarError(f"{out} holds a run with other settings (see {path}); choose another --out or delete it")
         described["configuration"] = {**earlier, **described["configuration"]}
         variants = list(dict.fromkeys(before.get("variants", []) + variants))
-    path.write_text(json.dumps({**described, "variants": variants}, indent=2) + "\n")
+    # written whole or not at all: a run killed (or a disk full) mid-write leaves the old file
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps({**described, "variants": variants}, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def latest(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -176,29 +241,48 @@ def latest(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str,
 
 def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Run every variant on every question (resuming), then write metrics, report and plots."""
-    from sunar.evals.report import write_report
-    from sunar.graph import GRAPH_NAMES, build_graph
-    from sunar.stores.index import build_index
+    from sunar.graph import GRAPH_NAMES
 
     unknown = [v for v in settings.variants if v not in GRAPH_NAMES]
     if unknown or not settings.variants:
         raise SunarError(f"unknown variant(s) {', '.join(unknown) or '(none given)'}; choose from: {', '.join(GRAPH_NAMES)}")
+    if settings.limit < 0:
+        raise SunarError(f"--limit must be 0 (all questions) or more (got {settings.limit})")
+    if settings.workers < 1:
+        raise SunarError(f"--workers must be 1 or more (got {settings.workers})")
     questions = interleave(read_questions(settings.questions))
     if settings.limit:
         questions = questions[: settings.limit]
     if not questions:
         raise SunarError(f"no questions in {settings.questions}")
+    if not Path(settings.corpus).is_file():
+        raise SunarError(f"corpus file not found: {settings.corpus}")
     out = Path(settings.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise SunarError(f"--out {out} is a file; choose a directory")
     settings.index = settings.index or str(default_index_dir(settings.corpus))
+    configurable = run_config(settings, out)  # every choice checked before the index is built
+    out.mkdir(parents=True, exist_ok=True)
+    with exclusive(out):
+        return _run(settings, questions, configurable, out, progress, on_record)
+
+
+def _run(
+    settings: EvalSettings, questions: list[Question], configurable: dict[str, Any], out: Path, progress: bool,
+    on_record: Callable[[dict[str, Any]], None] | None,
+) -> Path:
+    from sunar.evals.report import write_report
+    from sunar.graph import build_graph
+    from sunar.stores.index import build_index
+
     stats = build_index(settings.corpus, settings.index, progress=progress)
     if not stats.up_to_date:
         log.info("indexed %d documents into %s", stats.documents, settings.index)
-    configurable = run_config(settings, out)
     check_settings(out, settings, configurable)
 
     predictions_path = out / "predictions.jsonl"
-    done = {key for key, r in latest(read_predictions(predictions_path)).items() if not r.get("error")}
+    end_cleanly(predictions_path)
+    done = {key for key, r in latest(read_predictions(predictions_path)).items() if not (r.get("error") and settings.retry_errors)}
     todo = [(q, [v for v in settings.variants if (q.id, v) not in done]) for q in questions]
     todo = [(q, vs) for q, vs in todo if vs]
     graphs = {v: build_graph(v) for v in settings.variants}
@@ -211,10 +295,14 @@ def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[
             try:
                 result = graphs[variant].invoke({"question": q.question}, {"configurable": configurable, "recursion_limit": 1000})
                 record = prediction(q, variant, result, time.perf_counter() - started)
-            except ModelUnavailable:
+            except ModelUnavailable:  # no model, no answers: stop (a rerun resumes)
                 raise
-            except SunarError as exc:  # this question fails; the run goes on and a rerun retries it
-                record = {"id": q.id, "dataset": q.dataset, "variant": variant, "error": str(exc)}
+            except SunarError as exc:  # this question fails; the run goes on
+                record = error_record(q, variant, str(exc))
+            except Exception as exc:  # a bug met by this question alone: recorded too, the run goes on
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                record = error_record(q, variant, f"unexpected {type(exc).__name__}: {first}")
+                log.warning("%s (%s): %s; recorded, going on", q.id, variant, record["error"], exc_info=log.isEnabledFor(logging.DEBUG))
             with lock:
                 with open(predictions_path, "a", encoding="utf-8") as sink:
                     sink.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -223,7 +311,7 @@ def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[
             if on_record:
                 on_record(record)
 
-    workers = max(1, settings.workers)
+    workers = settings.workers
     if workers > 1 and str(configurable.get("llm", "")).startswith("embedded:"):
         log.info("the embedded model answers one request at a time; running with 1 worker")
         workers = 1

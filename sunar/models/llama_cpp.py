@@ -114,6 +114,11 @@ class EmbeddedChatModel(BaseChatModel):
         Yields the prompt's tokens."""
         with self._lock:
             prompt = self._prompt_tokens(messages)
+            if len(prompt) >= self.llama.n_ctx():  # prompts are never cut: say so instead of llama.cpp's ValueError
+                raise SunarError(
+                    f"the prompt needs {len(prompt)} tokens, more than the model's context of {self.llama.n_ctx()}; "
+                    "ask a shorter question, or use fewer or shorter documents (--set batch_size=N --set evidence=N)"
+                )
             if self.keep_prefixes:
                 self._states.restore(self.llama, prompt)
             yield prompt

@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sunar.errors import ModelUnavailable
+from sunar.errors import ModelUnavailable, SunarError
 from sunar.models.llm import LLM
 
 DEFAULT_OLLAMA_MODEL = "llama3.1"
 OLLAMA_URL = os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
 if not OLLAMA_URL.startswith("http"):
     OLLAMA_URL = "http://" + OLLAMA_URL
+#: Seconds a request waits for the server's next bytes before giving up (SUNAR_OLLAMA_TIMEOUT
+#: overrides): long enough for a CPU server working through m queued samples of a long prompt,
+#: short enough that a stalled server ends the run with an error instead of hanging it.
+DEFAULT_TIMEOUT = 600.0
 
+
+def ollama_timeout() -> float:
+    """The request timeout: SUNAR_OLLAMA_TIMEOUT seconds, or :data:`DEFAULT_TIMEOUT`."""
+    raw = os.environ.get("SUNAR_OLLAMA_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise SunarError(f"SUNAR_OLLAMA_TIMEOUT must be a number of seconds above 0 (got {raw!r})")
+    return seconds
 
 
 def ollama_error(exc: BaseException, model: str) -> ModelUnavailable:
@@ -48,13 +66,14 @@ class OllamaLLM(LLM):
     """A model served by a local Ollama server (through langchain-ollama). It has no ``loglik``:
     Ollama returns log-probabilities of the tokens it generates, never of a given text."""
 
-    def __init__(self, model: str = DEFAULT_OLLAMA_MODEL, url: str | None = None):
+    def __init__(self, model: str = DEFAULT_OLLAMA_MODEL, url: str | None = None, timeout: float | None = None):
         from langchain_ollama import ChatOllama
 
-        url = url or OLLAMA_URL
+        self.url = url or OLLAMA_URL
         self.name = f"ollama:{model}"
         self.model = model
-        self.chat = ChatOllama(model=model, base_url=url, temperature=0.0)
+        self.timeout = timeout or ollama_timeout()
+        self.chat = ChatOllama(model=model, base_url=self.url, temperature=0.0, client_kwargs={"timeout": self.timeout})
 
     def _bound(self, temperature: float, max_tokens: int, stop: Sequence[str] | None) -> Any:
         return self.chat.model_copy(
@@ -69,6 +88,11 @@ class OllamaLLM(LLM):
         except Exception as exc:
             if type(exc).__name__ in {"ConnectError", "ResponseError", "ConnectTimeout"}:
                 raise ollama_error(exc, self.model) from exc
+            if type(exc).__name__ in {"ReadTimeout", "WriteTimeout", "PoolTimeout"}:
+                raise ModelUnavailable(
+                    f"Ollama at {self.url} did not answer within {self.timeout:g} s; check the server "
+                    "(ollama ps, or restart it), or allow longer with SUNAR_OLLAMA_TIMEOUT=SECONDS"
+                ) from exc
             raise
 
     def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):

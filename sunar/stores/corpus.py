@@ -1,7 +1,7 @@
 """Reading a corpus: JSON Lines of ``{"id", "title", "text"}``.
 
-Rules (documented in README.md): a line that is not a JSON object with string ``id`` and ``text``
-is reported with its line number and skipped; a paragraph with empty text is skipped; a repeated id
+Rules (documented in README.md): a line that is not valid UTF-8, or not a JSON object with string
+``id`` and ``text``, is reported with its line number and skipped; a paragraph with empty text is skipped; a repeated id
 keeps its first occurrence. A missing ``title`` is the empty string. Nothing is silently changed.
 """
 
@@ -58,6 +58,21 @@ def fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
+def text_lines(path: Path) -> Iterator[tuple[int, str, str]]:
+    """(line number, text, problem) of each non-blank line of a UTF-8 file (a byte-order mark is
+    allowed). A line that is not valid UTF-8 has empty text and the problem in words; nothing is
+    replaced or guessed."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, "", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                continue
+            if line.strip():
+                yield number, line, ""
+
+
 def _parse(line: str) -> tuple[Document | None, str]:
     try:
         obj = json.loads(line)
@@ -85,20 +100,17 @@ def read_corpus(path: str | Path, report: CorpusReport | None = None) -> list[Do
     report = report if report is not None else CorpusReport()
     docs: list[Document] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            doc, reason = _parse(line)
-            if doc is None:
-                report.malformed.append((number, reason))
-            elif not doc.text:
-                report.empty.append(number)
-            elif doc.id in seen:
-                report.duplicates.append((number, doc.id))
-            else:
-                seen.add(doc.id)
-                docs.append(doc)
+    for number, line, problem in text_lines(path):
+        doc, reason = _parse(line) if not problem else (None, problem)
+        if doc is None:
+            report.malformed.append((number, reason))
+        elif not doc.text:
+            report.empty.append(number)
+        elif doc.id in seen:
+            report.duplicates.append((number, doc.id))
+        else:
+            seen.add(doc.id)
+            docs.append(doc)
     if not docs:
         detail = report.summary() or "the file is empty"
         raise SunarError(f"corpus {path} has no usable paragraphs ({detail}); expected JSON Lines of {{id, title, text}}")

@@ -4,13 +4,16 @@ rerun of finished work costs nothing.
 One SQLite file; a row per call keyed by (model, kind, prompt messages, parameters, sample index),
 holding the reply as JSON and the seconds the call took when it was computed (so cost figures stay
 those of computing, not of reading the cache). Safe to share between threads; writes are committed
-one by one, so a killed run loses at most the call in flight.
+one by one, so a killed run loses at most the call in flight. A write that fails (disk full, a
+read-only file) loses only that row: the call's result is still returned, and a warning is logged
+once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import Any
 
 from sunar.errors import SunarError
 
+log = logging.getLogger("sunar")
 SCHEMA = "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL, seconds REAL NOT NULL)"
 
 
@@ -40,6 +44,7 @@ class CallCache:
             raise SunarError(f"{self.path} is not an LLM call cache ({exc}); move it away or choose another cache file") from None
         self.hits = 0
         self.misses = 0
+        self.write_failed = False  # warned once
 
     def get(self, key: str) -> tuple[Any, float] | None:
         """(value, seconds it took to compute) or None."""
@@ -53,8 +58,14 @@ class CallCache:
 
     def put(self, key: str, value: Any, seconds: float) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO calls VALUES (?, ?, ?)", (key, json.dumps(value), seconds))
-            self._db.commit()
+            try:
+                self._db.execute("INSERT OR REPLACE INTO calls VALUES (?, ?, ?)", (key, json.dumps(value), seconds))
+                self._db.commit()
+            except sqlite3.Error as exc:
+                self._db.rollback()
+                if not self.write_failed:
+                    self.write_failed = True
+                    log.warning("cannot write to the LLM call cache %s (%s); answers go on, but calls are not kept for a rerun", self.path, exc)
 
     def count(self) -> int:
         with self._lock:

@@ -19,7 +19,7 @@ def sunar(*args, timeout=1800, env=None):
     ("args", "message"),
     [
         (["ask", ""], "the question is empty"),
-        (["ask", "x" * 3000], "keep it under 2000"),
+        (["ask", "x" * 3000], "3000 bytes long; keep it under 1024"),
         (["ask", "Who?", "--variant", "nope"], "unknown variant"),
         (["ask", "Who?", "--index", "/nonexistent/index"], "sunar index CORPUS --index /nonexistent/index"),
         (["ask", "Who?", "--set", "budget=lots"], "configuration: budget must be a whole number (got 'lots')"),

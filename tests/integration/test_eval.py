@@ -2,11 +2,24 @@
 decomposition (tests/oracle.py: every answer is right, so the figures are predictable)."""
 
 import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from sunar.errors import SunarError
-from sunar.evals.run import EvalSettings, ranked_evidence, read_predictions, run_eval
+from sunar.evals.run import (
+    EvalSettings,
+    check_settings,
+    end_cleanly,
+    exclusive,
+    latest,
+    ranked_evidence,
+    read_predictions,
+    run_eval,
+)
 
 QUESTIONS = "sunar/data/demo_questions.jsonl"
 SMALL = {"batch_size": 4, "budget": 8, "samples": 2, "evidence": 3, "max_hops": 3, "first_stage_depth": 20, "max_tokens": 32}
@@ -64,8 +77,6 @@ def test_eval_refuses_to_mix_settings_in_one_output(tmp_path, demo_index, demo_c
 
 
 def test_a_field_the_configuration_gained_does_not_split_a_run(tmp_path, demo_corpus):
-    from sunar.evals.run import check_settings
-
     out = tmp_path / "run"
     out.mkdir()
     settings = EvalSettings(questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar"], out=str(out))
@@ -89,3 +100,106 @@ def test_unknown_variant_and_missing_questions_are_clear_errors(tmp_path, demo_c
         run_eval(EvalSettings(questions=QUESTIONS, variants=["sunar", "nope"], **base), progress=False)
     with pytest.raises(SunarError, match="questions file not found"):
         run_eval(EvalSettings(questions=str(tmp_path / "none.jsonl"), variants=["sunar"], **base), progress=False)
+
+
+@pytest.mark.slow
+def test_an_unexpected_error_in_one_question_is_recorded_and_not_retried_unless_asked(tmp_path, demo_index, demo_corpus, oracle):
+    from oracle import script
+    from scripted import ScriptedLLM
+    from sunar.resources import POOL
+
+    broken = {"on": True}
+
+    def flaky(prompt, i):
+        if broken["on"] and "film Mulholland Drive" in prompt:  # demo-2 only
+            raise RuntimeError("boom\nand a second line")
+        return script(prompt, i)
+
+    llm = ScriptedLLM(flaky, "flaky")
+    POOL.clear()
+    POOL.llm_factory = lambda spec: llm
+
+    def run(**kw):
+        s = settings(tmp_path, demo_index, demo_corpus, **kw)
+        s.variants = ["self_ask"]
+        return run_eval(s, progress=False)
+
+    out = run()
+    records = read_predictions(out / "predictions.jsonl")
+    assert [(r["id"], r["error"]) for r in records if r.get("error")] == [("demo-2", "unexpected RuntimeError: boom")]
+    assert sorted(r["id"] for r in records if not r.get("error")) == ["demo-1", "demo-3"]
+    assert json.loads((out / "metrics.json").read_text())["all"]["self_ask"]["errors"] == 1
+
+    calls = len(llm.calls)
+    run()  # a rerun does not try the recorded error again
+    assert len(llm.calls) == calls and len(read_predictions(out / "predictions.jsonl")) == 3
+    broken["on"] = False
+    run(retry_errors=True)  # unless asked: the answer then wins over the error
+    assert len(llm.calls) > calls
+    final = latest(read_predictions(out / "predictions.jsonl"))
+    assert not final[("demo-2", "self_ask")].get("error") and final[("demo-2", "self_ask")]["metrics"]["cover_em"] == 1.0
+    assert json.loads((out / "metrics.json").read_text())["all"]["self_ask"]["errors"] == 0
+
+
+def test_a_damaged_predictions_line_is_skipped_with_its_number_and_the_rest_kept(tmp_path, caplog):
+    path = tmp_path / "predictions.jsonl"
+    good = [json.dumps({"id": f"q{i}", "variant": "sunar", "answer": "x"}) for i in range(4)]
+    path.write_text("\n".join([good[0], good[1], "#&garbage", good[2], '["not", "a record"]', good[3], good[0][:25]]))
+    original = path.read_bytes()
+    with caplog.at_level(logging.WARNING, logger="sunar"):
+        records = read_predictions(path)
+    assert [r["id"] for r in records] == ["q0", "q1", "q2", "q3"]
+    assert path.read_bytes() == original  # reading changes nothing (sunar calibrate reads a running eval's file)
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert all(f"predictions.jsonl line {n} is damaged; skipped" in warned for n in (3, 5, 7))
+    end_cleanly(path)  # before a run appends: the record cut short at the end goes, nothing else
+    assert path.read_bytes() == original[: original.rindex(b"\n") + 1]
+    path.write_text(good[0])  # a whole record that only lacks its newline gets it
+    end_cleanly(path)
+    assert path.read_text() == good[0] + "\n"
+
+
+def test_run_json_is_replaced_whole_or_not_at_all(tmp_path, demo_corpus, monkeypatch):
+    out = tmp_path / "run"
+    out.mkdir()
+    s = EvalSettings(questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar"], out=str(out))
+    check_settings(out, s, {"llm": "x", "budget": 16})
+    before = (out / "run.json").read_text()
+    write_text = Path.write_text
+
+    def disk_full(self, data, *args, **kwargs):
+        write_text(self, data[:20], *args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    s.variants = ["sunar", "self_ask"]
+    with pytest.raises(OSError, match="No space left"):
+        check_settings(out, s, {"llm": "x", "budget": 16})
+    monkeypatch.undo()
+    assert (out / "run.json").read_text() == before
+    (out / "run.json").write_text('{"questions": ')  # damaged by hand: one line that says what to do
+    with pytest.raises(SunarError, match=r"run.json is damaged \(.*\); restore it, or delete it"):
+        check_settings(out, s, {"llm": "x", "budget": 16})
+
+
+def test_one_run_at_a_time_writes_to_an_output_directory_and_a_dead_runs_lock_is_free(tmp_path, demo_corpus):
+    out = tmp_path / "run"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from sunar.evals.run import exclusive\n"
+         "with exclusive(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(300)", str(out)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        second = EvalSettings(questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar"], out=str(out), index=str(tmp_path / "index"),
+                              configuration={"llm": "embedded:qwen2.5-1.5b", "nli": "llm", "scorer": "dense"})
+        with pytest.raises(SunarError) as caught:
+            run_eval(second, progress=False)
+        assert str(caught.value) == f"another sunar eval (pid {holder.pid}) is writing to {out}; wait for it to end or choose another --out"
+        assert not (tmp_path / "index").exists()  # refused before any work
+    finally:
+        holder.kill()  # SIGKILL: no clean-up runs, the kernel frees the lock
+        holder.wait()
+    with exclusive(out):
+        pass

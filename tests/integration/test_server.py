@@ -200,7 +200,7 @@ def operator(name, variable):
 
 
 HOSTILE = [
-    ({"llm_cache": "/tmp/x.sqlite"}, operator("llm_cache", "SUNAR_LLM_CACHE")),
+    ({"llm_cache": "/var/tmp/x.sqlite"}, operator("llm_cache", "SUNAR_LLM_CACHE")),
     ({"index_dir": "/etc"}, operator("index_dir", "SUNAR_INDEX_DIR")),
     ({"chroma_url": "http://10.0.0.1:8000"}, operator("chroma_url", "SUNAR_CHROMA_URL")),
     ({"scorer": "cross-encoder:/some/folder"}, operator("scorer", "SUNAR_SCORER")),

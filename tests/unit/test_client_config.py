@@ -31,7 +31,7 @@ def operator(name: str) -> str:
 
 
 HOSTILE = [
-    ({"llm_cache": "/tmp/x.sqlite"}, operator("llm_cache")),
+    ({"llm_cache": "/var/tmp/x.sqlite"}, operator("llm_cache")),
     ({"index_dir": "/etc"}, operator("index_dir")),
     ({"chroma_url": "http://10.0.0.1:8000"}, operator("chroma_url")),
     ({"scorer": "cross-encoder:/some/folder"}, operator("scorer")),
@@ -118,8 +118,8 @@ def test_the_client_sets_the_numbers_and_the_operator_the_models_and_index(opera
 
 
 def test_python_callers_and_the_cli_still_set_every_field():
-    cfg = Configuration.resolve({"llm": "ollama:llama3.1", "index_dir": "/data/idx", "llm_cache": "/tmp/c.sqlite", "scorer": "dense"})
-    assert (cfg.index_dir, cfg.llm_cache, cfg.scorer) == ("/data/idx", "/tmp/c.sqlite", "dense")
+    cfg = Configuration.resolve({"llm": "ollama:llama3.1", "index_dir": "/data/idx", "llm_cache": "/var/tmp/c.sqlite", "scorer": "dense"})
+    assert (cfg.index_dir, cfg.llm_cache, cfg.scorer) == ("/data/idx", "/var/tmp/c.sqlite", "dense")
     assert build_graph("sunar").context_schema is Configuration
 
 

@@ -82,15 +82,22 @@ class Model:
         return [q for k, q in self.asked if k == kind]
 
 
-def setup(model: Model, rankings: dict[str, list[str]] | None = None, default: list[str] | None = None):
+class MarginLLM(ScriptedLLM):
+    """Label log-probabilities 0.9 apart, as a backend that has them gives (not greedy 0 / -inf)."""
+
+    def judge(self, messages, labels):
+        return {k: (-0.1 if v == 0 else -1.0) for k, v in super().judge(messages, labels).items()}
+
+
+def setup(model: Model, rankings: dict[str, list[str]] | None = None, default: list[str] | None = None, llm=ScriptedLLM):
     ranked = {q: [(d, 1.0 - 0.1 * i) for i, d in enumerate(ids)] for q, ids in (rankings or {}).items()}
     index = MemoryIndex(CORPUS, rankings=ranked, default_ranking=[(d, 1.0 - 0.1 * i) for i, d in enumerate(default or [])])
-    return resources(ScriptedLLM(model), TableScorer({"d1": 0.9, "d2": 0.8, "d3": 0.1}), index)
+    return resources(llm(model), TableScorer({"d1": 0.9, "d2": 0.8, "d3": 0.1}), index)
 
 
-def run(model: Model, question: str = Q, rankings=None, default=None, **configurable):
+def run(model: Model, question: str = Q, rankings=None, default=None, llm=ScriptedLLM, **configurable):
     """One run, streamed: (the output, the names of the nodes in the order they ran, the updates)."""
-    res = setup(model, rankings, default)
+    res = setup(model, rankings, default, llm)
     config = {"configurable": {"resources": res, "samples": 2, **configurable}}
     updates, out = [], {}
     for mode, item in build_graph("ra_isf").stream({"question": question}, config, stream_mode=["updates", "values"]):
@@ -150,13 +157,13 @@ def test_relevant_passage_at_the_top_level_answers_from_it_alone():
 
 def test_relevance_threshold_decides():
     """A judged "yes" counts only when logp(yes) - logp(no) beats ``relevance_threshold``: with an
-    unreachable one the passage the judge likes is not used and the question decomposes."""
+    threshold above the judge's margin the passage it likes is not used and the question decomposes."""
     model = lynch_model()
     model.relevant.add((Q, "Rocket"))  # the judge says yes to the question's only passage
     model.from_passages[Q] = "Paris"
     from sunar.baselines.ra_isf import nodes as ra_isf
 
-    out, seq, _ = run(model, rankings=LYNCH_RANKINGS, relevance_threshold=float("inf"))
+    out, seq, _ = run(model, rankings=LYNCH_RANKINGS, llm=MarginLLM, relevance_threshold=1.0)
     assert model.questions("decompose")[0] == Q and out["answer"] == "Missoula, Montana"
     assert Q not in model.questions("passages")
     assert ra_isf._yes({"yes": -0.1, "no": -2.0}, threshold=1.0) and not ra_isf._yes({"yes": -0.1, "no": -1.0}, threshold=1.0)

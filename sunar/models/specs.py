@@ -1,0 +1,47 @@
+"""The model choices of a configuration checked by their form alone (nothing is loaded, no server
+asked), so a typo in ``--llm``, ``--scorer``, ``--nli``, ``likelihood_llm`` or ``calibration`` is one
+clear line before an index is built or a model loaded. What each form means is in
+:mod:`sunar.models.providers`, :func:`sunar.models.scorer.make_scorer` and
+:func:`sunar.models.nli.make_nli`; this module accepts exactly what they build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sunar.errors import ConfigurationError
+from sunar.models import gguf
+
+SCORER_KINDS = ("cross-encoder", "hybrid", "splade", "dense")
+
+
+def check_llm(spec: str, field: str = "llm") -> None:
+    kind, _, name = spec.partition(":")
+    if spec == "auto" or kind == "ollama":
+        return
+    if kind != "embedded":
+        raise ConfigurationError(f"unknown {field} '{spec}'; use auto, ollama:<model> or embedded:<name>")
+    if name and name not in gguf.EMBEDDED_MODELS:
+        raise ConfigurationError(f"unknown embedded model '{name}' in {field}; choose one of: {', '.join(gguf.EMBEDDED_MODELS)}")
+
+
+def check_specs(values: Mapping[str, Any]) -> None:
+    """A :class:`ConfigurationError` for the first model choice in ``values`` (a configuration's
+    fields) that names nothing the product can build, or a :class:`SunarError` when the
+    calibration file is missing or fitted for another LLM."""
+    check_llm(str(values.get("llm", "auto")))
+    if values.get("likelihood_llm"):
+        check_llm(str(values["likelihood_llm"]), "likelihood_llm")
+    scorer = str(values.get("scorer", "auto"))
+    if scorer != "auto" and scorer.partition(":")[0] not in SCORER_KINDS:
+        raise ConfigurationError(f"unknown scorer '{scorer}'; use auto, cross-encoder:<name>, hybrid, splade or dense")
+    nli = str(values.get("nli", "auto"))
+    kind, _, name = nli.partition(":")
+    if nli != "auto" and kind != "llm" and not (kind == "hf" and name.strip()):
+        raise ConfigurationError(f"unknown nli '{nli}'; use auto, llm or hf:<name or path of an MNLI classifier>")
+    calibration = values.get("calibration", "auto")
+    if calibration not in ("", "off", "auto"):
+        from sunar import trust
+
+        trust.load(str(calibration), str(values.get("llm", "auto")))
