@@ -19,6 +19,8 @@ if not OLLAMA_URL.startswith("http"):
 #: overrides): long enough for a CPU server working through m queued samples of a long prompt,
 #: short enough that a stalled server ends the run with an error instead of hanging it.
 DEFAULT_TIMEOUT = 600.0
+#: The context asked of Ollama (tokens); prompts are never cut.
+NUM_CTX = 8192
 
 
 def ollama_timeout() -> float:
@@ -73,7 +75,11 @@ class OllamaLLM(LLM):
         self.name = f"ollama:{model}"
         self.model = model
         self.timeout = timeout or ollama_timeout()
-        self.chat = ChatOllama(model=model, base_url=self.url, temperature=0.0, client_kwargs={"timeout": self.timeout})
+        # num_ctx: Ollama's default context (2048-4096 tokens by version) silently cuts the start of a
+        # long prompt; the paper's settings (l = 10 documents, few-shot turns, the reasoning path) need more.
+        self.chat = ChatOllama(
+            model=model, base_url=self.url, temperature=0.0, num_ctx=NUM_CTX, client_kwargs={"timeout": self.timeout}
+        )
 
     def _bound(self, temperature: float, max_tokens: int, stop: Sequence[str] | None) -> Any:
         return self.chat.model_copy(

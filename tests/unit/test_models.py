@@ -68,6 +68,21 @@ class _FakeOllama(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_POST(self):  # noqa: N802
+        """/api/chat: one reply, "Paris"; the request is kept for the test to read."""
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _FakeOllama.requests.append(request)
+        done = {"model": request["model"], "created_at": "2026-01-01T00:00:00Z", "message": {"role": "assistant", "content": "Paris"},
+                "done": True, "done_reason": "stop", "prompt_eval_count": 5, "eval_count": 1}
+        body = (json.dumps(done) + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    requests: list[dict] = []
+
     def log_message(self, *args):
         pass
 
@@ -104,6 +119,14 @@ def test_ollama_without_the_model_says_which_pull(fake_ollama):
         make_llm("ollama:llama3.1")
     assert resolve_llm("auto")[0].startswith("embedded:")
     assert make_llm("ollama:mistral").name == "ollama:mistral"
+
+
+def test_ollama_is_asked_for_a_context_that_holds_the_prompts(fake_ollama):
+    """Ollama's default context silently cuts long prompts: every request names num_ctx."""
+    _FakeOllama.requests.clear()
+    reply = llm_mod.OllamaLLM("mistral", url=llm_mod.OLLAMA_URL).generate([HumanMessage("Capital of France?")])
+    assert reply.content == "Paris"
+    assert _FakeOllama.requests[-1]["options"]["num_ctx"] == llm_mod.NUM_CTX >= 8192
 
 
 def test_unknown_llm_spec():
