@@ -175,6 +175,8 @@ def build_index(
     folder.mkdir(parents=True, exist_ok=True)
     with _build_lock(folder):
         manifest, pending, again, current = state()  # as it is now that no one else is building
+        if not current and not again and not pending and _upgrade_ids(folder, manifest, docs):
+            manifest, pending, again, current = state()
         if current:
             (folder / BUILD).unlink(missing_ok=True)  # left by a build killed once it was complete
             stats.up_to_date = True
@@ -265,6 +267,22 @@ def _build(
     (folder / BUILD).unlink(missing_ok=True)
 
 
+def _upgrade_ids(folder: Path, manifest: dict | None, docs: list[Document]) -> bool:
+    """A complete format-1 index differs from format 2 only in its ids file: when the old file
+    gives back exactly the corpus's ids (none held whitespace), write them as JSON and publish the
+    manifest as format 2, in seconds, instead of rebuilding BM25 and the neighbour graph."""
+    old = folder / OLD_DOC_IDS
+    if not manifest or manifest.get("format") != 1 or not old.exists():
+        return False
+    ids = [d.id for d in docs]
+    if old.read_text(encoding="utf-8").split() != ids:
+        return False  # an id with whitespace was cut: only a build makes the index right
+    _write_json(folder / DOC_IDS, ids)
+    _write_json(folder / MANIFEST, {**manifest, "format": FORMAT_VERSION})
+    old.unlink()
+    return True
+
+
 def _collections(*states: dict | None) -> list[dict]:
     """The Chroma collections (name and server) a --rebuild must delete: those of the complete
     index, of a build in progress, and those a killed --rebuild had not deleted yet."""
@@ -321,7 +339,10 @@ class Index:
             state = "is incomplete (a build was interrupted or is running)" if (self.folder / BUILD).exists() else "does not exist"
             raise IndexNotReady(f"index {self.folder} {state}; build it with: sunar index CORPUS --index {self.folder}")
         if manifest.get("format") != FORMAT_VERSION:
-            raise IndexNotReady(f"index {self.folder} has format {manifest.get('format')}, this version reads {FORMAT_VERSION}; rebuild it with sunar index --rebuild")
+            raise IndexNotReady(
+                f"index {self.folder} has format {manifest.get('format')}, this version reads {FORMAT_VERSION}; "
+                f"upgrade it with: sunar index CORPUS --index {self.folder}"
+            )
         self.manifest = manifest
         if manifest.get("chroma_url") and not chroma_url:  # a manifest never chooses where to connect
             raise IndexNotReady(

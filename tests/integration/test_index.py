@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -199,19 +200,35 @@ def test_any_id_a_json_string_holds_round_trips(tmp_path):
     assert build_index(corpus, folder, neighbours=3, progress=False).up_to_date
 
 
-def test_a_format_1_index_asks_for_a_rebuild_and_a_rerun_upgrades_it(tmp_path, demo_corpus):
-    folder = tmp_path / "idx"
-    build_index(demo_corpus, folder, neighbours=5, progress=False)
-    ids = Index(folder).doc_ids
+def _as_format_1(folder: Path, ids: list[str]) -> None:
     manifest = json.loads((folder / MANIFEST).read_text())
     (folder / MANIFEST).write_text(json.dumps({**manifest, "format": 1}))
     (folder / "doc_ids.json").unlink()
     (folder / "doc_ids.txt").write_text("\n".join(ids) + "\n")
-    with pytest.raises(IndexNotReady, match="rebuild it with sunar index --rebuild"):
+
+
+def test_a_format_1_index_asks_for_an_upgrade_which_rewrites_only_its_ids(tmp_path, demo_corpus):
+    folder = tmp_path / "idx"
+    build_index(demo_corpus, folder, neighbours=5, progress=False)
+    ids = Index(folder).doc_ids
+    kept = {name: (folder / name).stat().st_mtime_ns for name in ("neighbours.ids.npy", "neighbours.scores.npy")}
+    _as_format_1(folder, ids)
+    with pytest.raises(IndexNotReady, match=f"upgrade it with: sunar index CORPUS --index {folder}"):
         Index(folder)
-    stats = build_index(demo_corpus, folder, neighbours=5, progress=False)
-    assert not stats.up_to_date and stats.embedded == 0  # Chroma's vectors are kept
+    assert build_index(demo_corpus, folder, neighbours=5, progress=False).up_to_date  # no build: the ids file only
     assert Index(folder).doc_ids == ids and not (folder / "doc_ids.txt").exists()
+    assert {name: (folder / name).stat().st_mtime_ns for name in kept} == kept
+
+
+def test_a_format_1_index_whose_ids_held_whitespace_is_rebuilt(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": i, "text": f"text about {i}"}) + "\n" for i in ["a b", "c", "d"]))
+    folder = tmp_path / "idx"
+    build_index(corpus, folder, neighbours=2, progress=False)
+    _as_format_1(folder, ["a b", "c", "d"])  # as format 1 wrote them: "a b" reads back as two ids
+    stats = build_index(corpus, folder, neighbours=2, progress=False)
+    assert not stats.up_to_date and stats.embedded == 0  # rebuilt from Chroma's vectors
+    assert Index(folder).doc_ids == ["a b", "c", "d"]
 
 
 def test_an_embedder_folder_named_by_an_index_loads_only_if_the_operator_allows_it(tmp_path, tiny_embedder, monkeypatch):
