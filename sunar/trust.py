@@ -25,6 +25,11 @@ FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
     "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob",
 )
+#: The signals the combined score uses: the final samples' agreement and semantic entropy, the
+#: weakest hop's agreement and whether the chain stalled. The others are measured beside them in
+#: every eval report, but on the dev data each is near chance alone and adding them makes the
+#: cross-validated combination worse (benchmarks/RESULTS.md, "Confidence and calibration").
+COMBINED: tuple[str, ...] = ("agreement", "semantic_entropy", "hop_agreement", "chain_broken")
 #: Signals where a higher value means less trust (negated).
 DISTRUST = frozenset({"semantic_entropy", "sets", "chain_broken", "unknown", "fallback"})
 #: What a signal that pulls the score down says to a user.
@@ -136,5 +141,9 @@ def judge(signals: dict[str, Any], calibration: dict[str, Any]) -> dict[str, Any
     reasons = dict.fromkeys(REASONS.get(features[i], features[i]) for i in np.argsort(pulls) if pulls[i] < 0)
     why = "; ".join(list(reasons)[:2]) or "the signals together are too weak"
     threshold = calibration["threshold"]
-    shown = "never reached" if math.isinf(threshold) else f"{threshold:.0%}"
-    return {"trust": round(trust, 4), "abstained": True, "why": f"{why} (trust {trust:.0%}, needed {shown})"}
+    if math.isinf(threshold):  # no threshold kept the promise on the calibration questions
+        alpha = calibration.get("alpha")
+        promise = f"at most {alpha:.0%} wrong" if isinstance(alpha, float | int) else "its error rate"
+        why += f"; on the questions it was calibrated on, none of this model's answers could promise {promise}"
+        return {"trust": round(trust, 4), "abstained": True, "why": f"{why} (trust {trust:.0%})"}
+    return {"trust": round(trust, 4), "abstained": True, "why": f"{why} (trust {trust:.0%}, needed {threshold:.0%})"}

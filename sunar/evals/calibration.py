@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import beta, rankdata
 
-from sunar.trust import FEATURES, fit_logistic, predict, signal_matrix
+from sunar.trust import COMBINED, FEATURES, fit_logistic, predict, signal_matrix
 
 COVERAGES = (0.25, 0.5, 0.75)
 
@@ -66,10 +66,12 @@ def risk_coverage(scores: Sequence[float], correct: Sequence[float]) -> list[tup
     return [(k / len(y), float(y[:k].mean())) for k in range(1, len(y) + 1)]
 
 
-def cross_validated(records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5) -> np.ndarray:
+def cross_validated(
+    records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5, features: Sequence[str] = COMBINED
+) -> np.ndarray:
     """The combined score of every record from a model fitted on the other folds (by position:
     record i is in fold i mod ``folds``), never in-sample."""
-    x, y = signal_matrix(records), np.asarray(correct, dtype=float)
+    x, y = signal_matrix(records, features), np.asarray(correct, dtype=float)
     out = np.full(len(records), 0.5)
     fold = np.arange(len(records)) % max(2, folds)
     for k in range(max(2, folds)):
@@ -150,14 +152,14 @@ def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: floa
     if len(rows) < 4:
         raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
     correct = np.array([float(r["metrics"].get("cover_em", 0.0)) for r in rows])
-    x = signal_matrix(rows)
+    x = signal_matrix(rows, COMBINED)
     fit, held = np.arange(len(rows)) % 2 == 0, np.arange(len(rows)) % 2 == 1
     if len(set(correct[fit])) < 2:
         raise ValueError("the answers the combination is fitted on are all right or all wrong; calibrate on more questions")
     model = fit_logistic(x[fit], correct[fit])
     held_scores = predict(model, x[held])
     return {
-        "features": list(FEATURES),
+        "features": list(COMBINED),
         "model": model,
         "fitted_on": int(fit.sum()),
         "auroc_held_out": auroc(held_scores, correct[held]),

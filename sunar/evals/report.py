@@ -195,7 +195,7 @@ def calibration_section(metrics: dict[str, dict[str, Any]], datasets: Sequence[s
             combined = c.get("combined_auroc_cv")
             rows.append([d, v, c["n"], _figure(c["auroc"]), _figure(c["ece"])] + [_figure(at[str(k)]) for k in calibration.COVERAGES] + [_figure(combined)])
     header = ["dataset", "variant", "answers", "AUROC", "ECE", *[f"accuracy at {k:.0%} answered" for k in calibration.COVERAGES], "combined signals: AUROC (5-fold CV)"]
-    parts += [_table(header, rows), ""]
+    parts += [_table(header, rows), "", f"The combined signals: {', '.join(calibration.COMBINED)} (a logistic regression fitted on the other folds).", ""]
     with_signals = [v for v in variants if metrics["all"][v].get("calibration", {}).get("signals")]
     if with_signals:
         parts += ["Each signal alone (AUROC over all questions; oriented so that higher means more trust):", ""]

@@ -39,10 +39,11 @@ def test_logistic_combination_learns_the_informative_signal_and_is_reported_out_
         {"signals": {"agreement": float(r) * 0.6 + rng.random() * 0.4, "evidence_top": rng.random(), "hop_agreement": None}}
         for r in right
     ]
-    scores = cal.cross_validated(records, right)
+    features = ("agreement", "evidence_top", "hop_agreement")
+    scores = cal.cross_validated(records, right, features=features)
     assert cal.auroc(scores, right) > 0.95
-    model = cal.fit_logistic(cal.signal_matrix(records), right.astype(float))
-    coef = dict(zip(cal.FEATURES, model["coef"], strict=True))
+    model = cal.fit_logistic(cal.signal_matrix(records, features), right.astype(float))
+    coef = dict(zip(features, model["coef"], strict=True))
     assert coef["agreement"] > 1.0 and abs(coef["evidence_top"]) < coef["agreement"] / 3
 
 
