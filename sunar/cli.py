@@ -50,6 +50,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     from sunar.models.embedder import BUNDLED, hf_cached, package_folder
     from sunar.models.nli import CACHED_NLI_CANDIDATES, resolve_nli
     from sunar.models.ollama import OLLAMA_URL, ollama_models
+    from sunar.models.openai_compat import DEFAULT_OPENAI_URL, openai_models
     from sunar.models.providers import resolve_llm
     from sunar.models.scorer import PAPER_CROSS_ENCODER, resolve_scorer
 
@@ -59,6 +60,9 @@ def cmd_models(args: argparse.Namespace) -> int:
     print("LLM")
     names = ollama_models()
     row(f"ollama ({OLLAMA_URL})", "server down (start it with: ollama serve)" if names is None else f"up: {', '.join(names) or 'no models pulled'}")
+    offered = openai_models(DEFAULT_OPENAI_URL)
+    absent = "no server answers (start one, or name yours with --set openai_base_url=URL)"
+    row(f"openai ({DEFAULT_OPENAI_URL})", absent if offered is None else f"up: {', '.join(offered) or 'no models'}")
     for spec in gguf.EMBEDDED_MODELS.values():
         state = gguf.status(spec)
         detail = {"ready": "ready (assembled in the cache)", "installed": "installed (assembled on first use)", "missing": "not installed"}[state]
@@ -85,6 +89,19 @@ def cmd_models(args: argparse.Namespace) -> int:
         ("nli", resolve_nli(args.nli)),
     ):
         row(label, f"{spec}  ({why})")
+    return 0
+
+
+def cmd_serve_openai(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from sunar.configuration import operator_settings
+    from sunar.openai_api import create_app
+
+    app = create_app()
+    llm = operator_settings().get("llm", "auto")
+    print(f"serving the graphs as OpenAI models at http://127.0.0.1:{args.port}/v1 (LLM: {llm}; the operator's settings: SUNAR_* variables)", file=sys.stderr)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
     return 0
 
 
@@ -224,7 +241,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--llm", default="auto", help="auto, ollama:<model> or embedded:<name>")
+    p.add_argument("--llm", default="auto", help="auto, ollama:<model>, embedded:<name> or openai:<model> (a server at openai_base_url)")
     p.add_argument("--scorer", default="auto")
     p.add_argument("--nli", default="auto")
     p.add_argument("--profile", choices=["auto", "paper", "cpu"], help="defaults for the fields not set: the paper's, or the smaller CPU ones (auto: cpu with the embedded model)")
@@ -284,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", type=float, default=0.1, help="the chance that the promise fails (default 0.1)")
     p.add_argument("--out", default="", help="calibration file to write (default: RUN/calibration-VARIANT.json)")
     p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("serve-openai", help="serve every graph as an OpenAI-compatible chat model on 127.0.0.1 (/v1/chat/completions) for chat apps")
+    p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    p.set_defaults(func=cmd_serve_openai)
 
     p = sub.add_parser("models", help="list configured and locally available models, and what auto picks")
     p.add_argument("--llm", default="auto")

@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from sunar.errors import ConfigurationError
+from sunar.models.openai_compat import DEFAULT_OPENAI_URL
 from sunar.models.providers import resolve_llm
 
 #: Smaller settings for the embedded CPU model (a 1.5B model at ~12 tokens/s): fewer samples and a
@@ -68,6 +69,7 @@ OPERATOR_ENV: dict[str, str] = {
     "likelihood_llm": "SUNAR_LIKELIHOOD_LLM",
     "calibration": "SUNAR_CALIBRATION",
     "llm_cache": "SUNAR_LLM_CACHE",
+    "openai_base_url": "SUNAR_OPENAI_BASE_URL",
 }
 
 
@@ -114,7 +116,8 @@ class Configuration(_Checked):
     llm: str = Field(
         "auto",
         description="Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
-        "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), "
+        "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), 'openai:<model>' "
+        "(any OpenAI-compatible server, at openai_base_url), "
         "or 'auto' (Ollama llama3.1 when its server answers and has the model, else embedded). "
         "Served graphs: SUNAR_LLM in the server's environment.",
     )
@@ -135,6 +138,11 @@ class Configuration(_Checked):
         description="Entailment model for semantic sets: 'hf:<name or path>' (an MNLI classifier such as "
         "microsoft/deberta-large-mnli), 'llm' (the LLM as a few-shot judge), or 'auto' "
         "(roberta-large-mnli / deberta-large-mnli when cached, else 'llm'). Served graphs: SUNAR_NLI in the server's environment.",
+    )
+    openai_base_url: str = Field(
+        DEFAULT_OPENAI_URL,
+        description="The OpenAI-compatible server an 'openai:<model>' LLM is asked on (llama.cpp's server, "
+        "LM Studio, vLLM, Ollama's /v1, LocalAI). Served graphs: SUNAR_OPENAI_BASE_URL in the server's environment.",
     )
     # --- index --------------------------------------------------------------------------------
     index_dir: str = Field(

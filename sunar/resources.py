@@ -89,15 +89,16 @@ class ResourcePool:
 
     Loading holds a lock per configuration and per LLM spec only: a run whose resources are built
     never waits for another configuration's models to load, and two runs of one configuration
-    load it once. ``llm_factory`` builds an LLM from its spec
-    (:func:`sunar.models.providers.make_llm`); an application that brings its own model object
-    replaces it, and so do the tests that run the product in another process with a scripted model."""
+    load it once. ``llm_factory`` builds an LLM from its spec; None (the default) is
+    :func:`sunar.models.providers.make_llm` with the configuration's ``openai_base_url``. An
+    application that brings its own model object sets it, and so do the tests that run the product
+    in another process with a scripted model."""
 
-    llm_factory: Callable[[str], LLM] = make_llm
+    llm_factory: Callable[[str], LLM] | None = None
     size: int = 4
     _built: OrderedDict[tuple, Resources] = field(default_factory=OrderedDict)
-    _llms: dict[str, LLM] = field(default_factory=dict)
-    _loading: dict[Any, threading.Lock] = field(default_factory=dict)  # configuration keys and LLM specs
+    _llms: dict[tuple, LLM] = field(default_factory=dict)
+    _loading: dict[tuple, threading.Lock] = field(default_factory=dict)  # ("resources", ...) and ("llm", ...) keys
     _lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables, never held while loading
 
     def _once(self, table: dict, key: Any, build: Callable[[], Any]) -> Any:
@@ -119,11 +120,17 @@ class ResourcePool:
                     self._loading.pop(key, None)
             return value
 
-    def _llm(self, spec: str) -> LLM:
-        return self._once(self._llms, spec, lambda: self.llm_factory(spec))
+    @staticmethod
+    def _llm_key(spec: str, openai_base_url: str) -> tuple:
+        """One LLM per spec, and per server for an ``openai:`` spec."""
+        return ("llm", spec, openai_base_url if spec.startswith("openai:") else "")
+
+    def _llm(self, spec: str, openai_base_url: str) -> LLM:
+        factory = self.llm_factory or (lambda s: make_llm(s, openai_base_url))
+        return self._once(self._llms, self._llm_key(spec, openai_base_url), lambda: factory(spec))
 
     def get(self, cfg: Configuration) -> Resources:
-        key = (cfg.llm, cfg.scorer, cfg.nli, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache, cfg.likelihood_llm)
+        key = ("resources", cfg.llm, cfg.likelihood_llm, cfg.openai_base_url, cfg.scorer, cfg.nli, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache)
         built = self._once(self._built, key, lambda: self._build(cfg))
         with self._lock:
             if key in self._built:
@@ -133,12 +140,12 @@ class ResourcePool:
 
     def _build(self, cfg: Configuration) -> Resources:
         index = open_index(cfg)
-        llm = self._llm(cfg.llm)
+        llm = self._llm(cfg.llm, cfg.openai_base_url)
         cache = CallCache(cfg.llm_cache) if cfg.llm_cache else None
         scorer = make_scorer(cfg.scorer, getattr(index, "embedder", None))
         # GenSco's scorer LLM: the generative one unless likelihood_llm names another model
         same = cfg.likelihood_llm in ("", cfg.llm, llm.name)
-        likelihood = None if same else self._llm(cfg.likelihood_llm)
+        likelihood = None if same else self._llm(cfg.likelihood_llm, cfg.openai_base_url)
         return Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache, likelihood)
 
     def _evict(self) -> None:
@@ -146,10 +153,10 @@ class ResourcePool:
         kept configuration nor one being loaded uses (call with the lock held)."""
         while len(self._built) > self.size:
             self._built.popitem(last=False)
-        keys = [*self._built, *(k for k in self._loading if isinstance(k, tuple))]
-        used = {spec for key in keys for spec in (key[0], key[-1])}
-        for spec in [s for s in self._llms if s not in used]:
-            del self._llms[spec]
+        keys = [*self._built, *(k for k in self._loading if k[0] == "resources")]
+        used = {self._llm_key(spec, key[3]) for key in keys for spec in key[1:3]}
+        for llm_key in [k for k in self._llms if k not in used]:
+            del self._llms[llm_key]
 
     def clear(self) -> None:
         """Forget everything built (the next run loads models again)."""

@@ -2,6 +2,7 @@
 
   ``ollama:<model>``     a local Ollama server (the product default, ``ollama:llama3.1``)
   ``embedded:<name>``    llama.cpp with a GGUF shipped as PyPI packages
+  ``openai:<model>``     any OpenAI-compatible server (llama.cpp's, LM Studio, vLLM, ...) at ``openai_base_url``
   ``auto``               Ollama when its server answers and has llama3.1, else the embedded model
 
 A string names a real model only: test doubles are injected as objects, never by name.
@@ -16,6 +17,7 @@ from sunar.models import gguf
 from sunar.models.llama_cpp import EmbeddedLLM
 from sunar.models.llm import LLM
 from sunar.models.ollama import DEFAULT_OLLAMA_MODEL, OLLAMA_URL, OllamaLLM, ollama_error, ollama_has, ollama_models
+from sunar.models.openai_compat import DEFAULT_OPENAI_URL, OpenAICompatLLM
 
 log = logging.getLogger("sunar")
 
@@ -32,8 +34,9 @@ def resolve_llm(spec: str) -> tuple[str, str]:
     return f"ollama:{DEFAULT_OLLAMA_MODEL}", "Ollama server answers and has the model"
 
 
-def make_llm(spec: str) -> LLM:
-    """Build the LLM named by ``spec`` (see the module docstring)."""
+def make_llm(spec: str, openai_base_url: str = DEFAULT_OPENAI_URL) -> LLM:
+    """Build the LLM named by ``spec`` (see the module docstring); an ``openai:`` model is asked
+    on the server at ``openai_base_url``."""
     resolved, reason = resolve_llm(spec)
     if spec == "auto":
         log.info("llm auto -> %s (%s)", resolved, reason)
@@ -48,4 +51,6 @@ def make_llm(spec: str) -> LLM:
         return OllamaLLM(model)
     if kind == "embedded":
         return EmbeddedLLM(name or gguf.DEFAULT_EMBEDDED)
-    raise ModelUnavailable(f"unknown llm '{spec}'; use auto, ollama:<model> or embedded:<name>")
+    if kind == "openai" and name:
+        return OpenAICompatLLM.checked(name, openai_base_url)
+    raise ModelUnavailable(f"unknown llm '{spec}'; use auto, ollama:<model> or embedded:<name> (or openai:<model> for an OpenAI-compatible server)")

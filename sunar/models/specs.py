@@ -20,8 +20,14 @@ def check_llm(spec: str, field: str = "llm") -> None:
     kind, _, name = spec.partition(":")
     if spec == "auto" or kind == "ollama":
         return
+    if kind == "openai":
+        if not name.strip():
+            raise ConfigurationError(f"{field} '{spec}' names no model; use openai:<model> with a model id the server lists at /v1/models")
+        if field == "likelihood_llm":
+            raise ConfigurationError(f"unknown likelihood_llm '{spec}' for log-likelihoods: an OpenAI-compatible server returns none of a given text; use embedded:<name>")
+        return
     if kind != "embedded":
-        raise ConfigurationError(f"unknown {field} '{spec}'; use auto, ollama:<model> or embedded:<name>")
+        raise ConfigurationError(f"unknown {field} '{spec}'; use auto, ollama:<model> or embedded:<name> (or openai:<model> for an OpenAI-compatible server)")
     if name and name not in gguf.EMBEDDED_MODELS:
         raise ConfigurationError(f"unknown embedded model '{name}' in {field}; choose one of: {', '.join(gguf.EMBEDDED_MODELS)}")
 

@@ -244,10 +244,25 @@ def test_the_pool_keeps_the_last_few_configurations_and_their_llms(fake_models):
     pool.get(cfg("embedded:b", "i2"))
     pool.get(cfg("embedded:a", "i1"))  # used again: now the most recent
     pool.get(cfg("embedded:c", "i3"))  # b's configuration is the least recently used: dropped
-    assert len(pool._built) == 2 and set(pool._llms) == {"embedded:a", "embedded:c"}
+    assert len(pool._built) == 2 and {spec for _, spec, _ in pool._llms} == {"embedded:a", "embedded:c"}
     assert built == ["embedded:a", "embedded:b", "embedded:c"]
     pool.get(cfg("embedded:b", "i2"))
-    assert built[-1] == "embedded:b" and set(pool._llms) == {"embedded:b", "embedded:c"}
+    assert built[-1] == "embedded:b" and {spec for _, spec, _ in pool._llms} == {"embedded:b", "embedded:c"}
+
+
+def test_an_openai_model_is_one_llm_per_server(fake_models, monkeypatch):
+    """The default factory is make_llm with the configuration's openai_base_url: the same model
+    name on two servers is two LLMs; an embedded model ignores the URL."""
+    import sunar.resources as resources_module
+
+    made: list[tuple[str, str]] = []
+    monkeypatch.setattr(resources_module, "make_llm", lambda spec, url: made.append((spec, url)) or ScriptedLLM(lambda p, i: "x", spec))
+    pool = ResourcePool()
+    for url in ("http://127.0.0.1:8080/v1", "http://127.0.0.1:9090/v1", "http://127.0.0.1:8080/v1"):
+        pool.get(Configuration.resolve({"llm": "openai:qwen", "openai_base_url": url, "index_dir": "i1", "profile": "paper"}))
+    for url in ("http://127.0.0.1:8080/v1", "http://127.0.0.1:9090/v1"):
+        pool.get(Configuration.resolve({"llm": "embedded:a", "openai_base_url": url, "index_dir": "i1", "profile": "paper"}))
+    assert made == [("openai:qwen", "http://127.0.0.1:8080/v1"), ("openai:qwen", "http://127.0.0.1:9090/v1"), ("embedded:a", "http://127.0.0.1:8080/v1")]
 
 
 def test_a_slow_load_blocks_no_other_configuration(fake_models):

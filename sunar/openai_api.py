@@ -1,0 +1,271 @@
+"""Every graph as an OpenAI-compatible chat model (``sunar serve-openai``), for any chat app that
+talks to OpenAI's API: ``GET /v1/models`` lists the graphs, ``POST /v1/chat/completions`` answers
+with the graph the request's ``model`` names, streamed (server-sent ``chat.completion.chunk``
+events ending with ``data: [DONE]``) or not.
+
+The request's messages are the graph's ``messages``: the last user message is the question, the
+earlier turns go with it. The steps (sub-questions, evidence found, intermediate and final
+answers, confidence; the lines of ``sunar ask --stream``) are sent as they happen as
+``reasoning_content``, which chat apps show as the model's thinking; ``content`` is the reply
+alone (answer, confidence, reasoning path, cited evidence), so the conversation a client sends
+back holds the answers, not the steps.
+
+What a client may set is what it may set on the LangGraph server (:mod:`sunar.served`): the
+fields of :data:`~sunar.configuration.ClientConfiguration`, as an object in the request's extra
+``sunar`` field (``extra_body={"sunar": {"budget": 8}}`` with the ``openai`` client). The
+operator's fields (model, index, URLs: :data:`~sunar.configuration.OPERATOR_ENV`) come from the
+server's environment. OpenAI's own sampling fields (temperature, max_tokens, ...) are ignored:
+the algorithm has its own. Bad requests get OpenAI's error object with a one-line message. The
+server answers on 127.0.0.1 only, with :func:`sunar.served.local_only`'s Host/Origin policy and
+langgraph.json's CORS origins.
+
+It is written on Starlette (already installed with langgraph-api) rather than with
+langgraph-openai-serve, whose pins do fit ours: that package (6,500 lines with background runs,
+Postgres, Hatchet and tracing) streams every LLM token of a run as the reply's content (here:
+Self-Ask's drafts, the m samples, the NLI judge's verdicts) and node updates as status events,
+while this product's steps are its own ``describe_step`` lines and its reply is the ``respond``
+node's message; the part it needs is the ~200 lines below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph_sdk import Auth
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+
+from sunar.configuration import ClientConfiguration, Configuration, operator_settings
+from sunar.errors import ModelUnavailable, SunarError
+from sunar.graph import GRAPH_NAMES, GRAPHS, GraphKind
+from sunar.models.specs import check_specs
+from sunar.nodes.ask import validate_question
+from sunar.served import LOCAL_ORIGIN, STUDIO_ORIGINS, local_only, served
+from sunar.streaming import stream_steps
+
+log = logging.getLogger("sunar")
+ROLES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage, "developer": SystemMessage}
+STARTED = int(time.time())
+
+
+class BadRequest(Exception):
+    """A request the endpoint refuses: OpenAI's error object with this status and one line."""
+
+    def __init__(self, status: int, message: str, code: str | None = None):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+def error(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}}, status_code=status)
+
+
+@dataclass
+class Job:
+    """One chat request, checked: the graph, the conversation and the client's settings."""
+
+    name: str
+    kind: GraphKind
+    graph: Any
+    messages: list[BaseMessage]
+    context: Any
+
+
+def text_of(content: Any, i: int) -> str:
+    """A message's text: a string, or the text parts of a list of content parts."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        return "".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+    raise BadRequest(400, f"messages[{i}].content must be text or a list of content parts")
+
+
+def checked(body: Any, graphs: dict[str, Any]) -> Job:
+    """The request as a :class:`Job`, or a :class:`BadRequest` saying what is wrong with it."""
+    if not isinstance(body, dict):
+        raise BadRequest(400, "the request body must be a JSON object")
+    name = body.get("model")
+    if name not in graphs:
+        raise BadRequest(404, f"the model {name!r} does not exist; choose one of: {', '.join(GRAPH_NAMES)}", "model_not_found")
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise BadRequest(400, "messages must be a non-empty list of {role, content} objects")
+    messages: list[BaseMessage] = []
+    for i, m in enumerate(raw):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in ROLES and role != "tool":
+            raise BadRequest(400, f"messages[{i}].role must be one of: {', '.join(ROLES)}")
+        if role != "tool":  # the graphs call no tools
+            messages.append(ROLES[role](content=text_of(m.get("content"), i)))
+    users = [m for m in messages if isinstance(m, HumanMessage)]
+    if not users:
+        raise BadRequest(400, "no user message: the last user message is the question")
+    settings = body.get("sunar") or {}
+    if not isinstance(settings, dict):
+        raise BadRequest(400, "sunar must be an object of settings, e.g. {\"budget\": 8}")
+    try:
+        users[-1].content = validate_question(users[-1].content)
+        context = ClientConfiguration(**settings)
+    except SunarError as exc:
+        raise BadRequest(400, str(exc)) from None
+    return Job(name, GRAPHS[name], graphs[name], messages, context)
+
+
+class _Gone(Exception):
+    """The client went away: the run stops after its current step."""
+
+
+async def run_events(job: Job) -> AsyncIterator[tuple[str, Any]]:
+    """Run the graph in a worker thread; yield ("step", line) as each step ends, then ("done",
+    final state) or ("error", exception). Leaving early stops the run at its next step."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stop = threading.Event()
+
+    def put(kind: str, value: Any) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
+
+    def describe(node: str, update: dict[str, Any], state: dict[str, Any]) -> None:
+        if stop.is_set():
+            raise _Gone
+        line = job.kind.describe(node, update, state)
+        if line:
+            put("step", f"[{node}] {line}\n")
+
+    def work() -> None:
+        try:
+            put("done", stream_steps(job.graph, {"messages": job.messages}, {"recursion_limit": 1000}, describe, context=job.context))
+        except _Gone:
+            pass
+        except BaseException as exc:  # reported to the client as one line
+            put("error", exc)
+
+    threading.Thread(target=work, name=f"sunar-{job.name}", daemon=True).start()
+    try:
+        while True:
+            kind, value = await queue.get()
+            yield kind, value
+            if kind != "step":
+                return
+    finally:
+        stop.set()
+
+
+def failure(exc: BaseException) -> tuple[int, str]:
+    """A failed run's status and one line (a bug's traceback goes to the server's log only)."""
+    if isinstance(exc, SunarError):
+        return (503 if isinstance(exc, ModelUnavailable) else 500), str(exc)
+    log.error("a run failed", exc_info=exc)
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return 500, f"unexpected {type(exc).__name__}: {first} (the server's log has the details)"
+
+
+def reply_of(state: dict[str, Any]) -> tuple[str, dict[str, int]]:
+    """The reply message's text and the run's token usage."""
+    ai = [m for m in state.get("messages") or [] if getattr(m, "type", "") == "ai"]
+    used = state.get("usage") or {}
+    prompt, generated = int(used.get("prompt_tokens", 0)), int(used.get("generated_tokens", 0))
+    return (str(ai[-1].content) if ai else str(state.get("answer", ""))), {
+        "prompt_tokens": prompt, "completion_tokens": generated, "total_tokens": prompt + generated,
+    }
+
+
+async def models(request: Request) -> JSONResponse:
+    return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "created": STARTED, "owned_by": "sunar"} for n in GRAPH_NAMES]})
+
+
+async def chat_completions(request: Request) -> Any:
+    try:
+        body = json.loads(await request.body())
+    except ValueError as exc:
+        return error(400, f"the request body is not JSON ({exc})")
+    try:
+        job = checked(body, request.app.state.graphs)
+    except BadRequest as exc:
+        return error(exc.status, str(exc), code=exc.code)
+    head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": job.name}
+    if body.get("stream"):
+        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return StreamingResponse(stream(job, head, usage), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    steps = []
+    async for kind, value in run_events(job):
+        if kind == "step":
+            steps.append(value)
+        elif kind == "error":
+            status, message = failure(value)
+            return error(status, message, "server_error")
+        else:
+            text, used = reply_of(value)
+    message = {"role": "assistant", "content": text, "reasoning_content": "".join(steps)}
+    return JSONResponse({**head, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": used})
+
+
+async def stream(job: Job, head: dict[str, Any], include_usage: bool) -> AsyncIterator[str]:
+    """The run as server-sent chunks: the steps as ``reasoning_content``, then the reply as
+    ``content``; a failure as an ``error`` event; always ``data: [DONE]`` last."""
+
+    def event(data: dict[str, Any]) -> str:
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return event({**head, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    yield chunk({"role": "assistant", "content": ""})
+    async for kind, value in run_events(job):
+        if kind == "step":
+            yield chunk({"reasoning_content": value})
+        elif kind == "error":
+            yield event({"error": {"message": failure(value)[1], "type": "server_error", "param": None, "code": None}})
+        else:
+            text, used = reply_of(value)
+            yield chunk({"content": text})
+            yield chunk({}, "stop")
+            if include_usage:
+                yield event({**head, "object": "chat.completion.chunk", "choices": [], "usage": used})
+    yield "data: [DONE]\n\n"
+
+
+class LocalOnly:
+    """ASGI middleware: every request passes :func:`sunar.served.local_only` (addressed to the
+    loopback, from no web page or an allowed one's) or gets 403."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            try:
+                await local_only(dict(Headers(scope=scope).raw))
+            except Auth.exceptions.HTTPException as exc:
+                await error(exc.status_code, str(exc.detail), "permission_error")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app() -> Starlette:
+    """The endpoint's app. The operator's settings (SUNAR_LLM, ...) are checked first: a typo is
+    one :class:`SunarError` line before the server starts."""
+    check_specs(Configuration.resolve(operator_settings()).values())
+    app = Starlette(
+        routes=[Route("/v1/models", models, methods=["GET"]), Route("/v1/chat/completions", chat_completions, methods=["POST"])],
+        middleware=[
+            Middleware(LocalOnly),
+            Middleware(CORSMiddleware, allow_origins=list(STUDIO_ORIGINS), allow_origin_regex=LOCAL_ORIGIN, allow_methods=["GET", "POST"], allow_headers=["*"]),
+        ],
+    )
+    app.state.graphs = {name: served(name) for name in GRAPH_NAMES}
+    return app
