@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -81,7 +82,13 @@ def cmd_models(args: argparse.Namespace) -> int:
     print("Calibration (when to stand behind an answer)")
     llm = resolve_llm(args.llm)[0]
     shipped = trust.load("auto", llm)
-    row(f"auto for {llm}", f"{shipped['path']}: {shipped['promise']}" if shipped else "none fitted (answers are shown with their confidence only; fit one with: sunar calibrate)")
+    if not shipped:
+        state = "none fitted (answers are shown with their confidence only; fit one with: sunar calibrate)"
+    elif math.isinf(shipped["threshold"]):
+        state = f"{shipped['path']}: no answer of this model kept its promise ({shipped['promise'].split(' with ')[0]}) on the dev data: every answer is a best guess"
+    else:
+        state = f"{shipped['path']}: {shipped['promise']}"
+    row(f"auto for {llm}", state)
     print("auto would use")
     for label, (spec, why) in (
         ("llm", resolve_llm(args.llm)),

@@ -134,8 +134,8 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     with_signals = [r for r in rows if r.get("signals")]
     if len(with_signals) == len(rows) and rows:
         x = signal_matrix(rows)
-        out["signals"] = {
-            f: auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1 if not np.isnan(x[:, i]).all() else 0.0), correct)
+        out["signals"] = {  # a missing value ranks below every present one; a signal never kept: None
+            f: None if np.isnan(x[:, i]).all() else auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1), correct)
             for i, f in enumerate(FEATURES)
         }
         combined = cross_validated(rows, correct)

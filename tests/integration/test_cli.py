@@ -53,6 +53,8 @@ def test_models_lists_what_auto_uses():
     assert result.returncode == 0, result.stderr
     assert "embedded:qwen2.5-1.5b" in result.stdout and "server down" in result.stdout
     assert "auto would use" in result.stdout
+    shipped = next(line for line in result.stdout.splitlines() if "auto for embedded:qwen2.5-1.5b" in line)
+    assert "embedded-qwen2.5-1.5b.json" in shipped and "every answer is a best guess" in shipped
 
 
 def no_network_prefix() -> list[str] | None:

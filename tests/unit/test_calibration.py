@@ -67,3 +67,17 @@ def test_threshold_keeps_the_lowest_tested_threshold_whose_bound_passes():
 def test_conformal_threshold_answers_nothing_when_no_threshold_is_safe():
     got = cal.conformal_threshold([0.9, 0.8, 0.7], [0, 1, 0], alpha=0.1)
     assert got["threshold"] == math.inf and got["coverage"] == 0.0 and got["accuracy_answered"] is None
+
+
+def test_the_eval_summary_rates_each_signal_and_the_combination():
+    """A signal that tells right from wrong gets AUROC 1, a missing value ranks below the others,
+    a signal no answer kept is no figure at all (not chance), and the combination is out of fold."""
+    records = []
+    for i in range(40):
+        right = float(i % 2)
+        signals = {"agreement": right, "semantic_entropy": 0.0, "hop_agreement": None if i % 4 == 0 else right, "chain_broken": 0.0}
+        records.append({"metrics": {"cover_em": right}, "confidence": 0.5 + right / 2, "signals": signals})
+    got = cal.summary(records)
+    assert got["n"] == 40 and got["auroc"] == 1.0 and got["ece"] == pytest.approx(0.25)
+    assert got["signals"]["agreement"] == 1.0 and got["signals"]["answer_logprob"] is None and got["signals"]["semantic_entropy"] == 0.5
+    assert got["signals"]["hop_agreement"] > 0.5 and got["combined_auroc_cv"] > 0.9

@@ -120,3 +120,15 @@ def test_confidence_samples_and_the_answer_likelihood_signal():
     assert [c for _, c in scored.loglik_calls] == ["Helena"]  # one likelihood call, on the answer
     assert "answer_logprob" not in graph_run(ScriptedLLM(script), answer_likelihood=False)["signals"]
     assert graph_run(ScriptedLLM(script), answer_likelihood=True)["signals"]["answer_logprob"] is None  # no log-likelihoods
+
+
+def test_the_calibration_shipped_for_the_embedded_model():
+    """Fitted on the shared dev data (sunar calibrate --alpha 0.3): the file says for which model,
+    corpus and questions, and with which signals; under it no answer of the 1.5B model is committed."""
+    shipped = trust.load("auto", "embedded:qwen2.5-1.5b")
+    assert shipped["llm"] == "embedded:qwen2.5-1.5b" and shipped["variant"] == "sunar" and shipped["alpha"] == 0.3
+    assert shipped["questions"]["file"] == "dev.jsonl" and len(shipped["corpus"]["sha256"]) == 64
+    assert shipped["features"] == list(trust.COMBINED) and shipped["n"] + shipped["fitted_on"] >= 60
+    sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "hop_agreement": 1.0, "chain_broken": 0.0}, shipped)
+    assert sure["abstained"] and "none of this model's answers could promise at most 30% wrong" in sure["why"]
+    assert trust.load("auto", "embedded:qwen2.5-0.5b") is None
