@@ -1,10 +1,10 @@
 """Signals of whether an answer can be trusted, from what a run already produced: the semantic
 sets of the final samples, the hops' own agreement, the evidence's scores, the chain.
 
-Each is a number (higher: more reason to trust the answer, except ``semantic_entropy``,
-``sets``, ``chain_broken``, ``unknown`` and ``fallback``) or None where a graph has no such thing. They are kept
-with every answer (the state's ``signals``, each prediction of ``sunar eval``), so calibration can
-be measured and refitted without the LLM.
+Each is a number (higher: more reason to trust the answer, except ``semantic_entropy``, ``sets``,
+``chain_broken``, ``unknown`` and ``fallback``) or None where a graph has no such thing. They are
+kept with every answer (the state's ``signals``, each prediction of ``sunar eval``), so calibration
+can be measured and refitted without the LLM.
 """
 
 from __future__ import annotations

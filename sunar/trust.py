@@ -20,7 +20,7 @@ import numpy as np
 
 from sunar.errors import SunarError
 
-#: The signals the combined score uses, each oriented so that higher means more trust.
+#: Every signal of trust an eval report rates, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
     "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob",
