@@ -133,12 +133,16 @@ def judge(signals: dict[str, Any], calibration: dict[str, Any]) -> dict[str, Any
     """The combined score of an answer's signals, whether it clears the calibration's threshold,
     and, when it does not, what pulls it down most (in words)."""
     features, model = tuple(calibration["features"]), calibration["model"]
-    pulls = contributions(model, signal_matrix([{"signals": signals}], features))[0]
+    x = signal_matrix([{"signals": signals}], features)
+    pulls = contributions(model, x)[0]
     trust = float(1 / (1 + np.exp(-(model["intercept"] + pulls.sum()))))
     if trust >= calibration["threshold"]:
         return {"trust": round(trust, 4), "abstained": False, "why": ""}
-    # the two strongest pulls down, each reason once (entropy and sets say the same thing)
-    reasons = dict.fromkeys(REASONS.get(features[i], features[i]) for i in np.argsort(pulls) if pulls[i] < 0)
+    # the two strongest pulls down, each reason once (entropy and sets say the same thing); a
+    # signal is named only when it is itself on the side of distrust (below its usual value): a
+    # fit may weigh one against its sense, and "the samples disagree" must not be said when they agree
+    low = np.nan_to_num(x[0] - np.asarray(model["mean"]), nan=0.0) < 0
+    reasons = dict.fromkeys(REASONS.get(features[i], features[i]) for i in np.argsort(pulls) if pulls[i] < 0 and low[i])
     why = "; ".join(list(reasons)[:2]) or "the signals together are too weak"
     threshold = calibration["threshold"]
     if math.isinf(threshold):  # no threshold kept the promise on the calibration questions

@@ -45,6 +45,9 @@ def test_judge_names_what_pulls_the_trust_down():
     spread = {**MODEL, "coef": [1.0 if f in ("semantic_entropy", "sets", "hop_agreement") else 0.0 for f in trust.FEATURES]}
     pulled = trust.judge({"semantic_entropy": 1.0, "sets": 2, "hop_agreement": -0.5}, {**calibration, "model": spread, "threshold": 0.99})
     assert pulled["why"].startswith("the sampled answers mean different things; a hop's sampled answers disagree (")  # said once
+    against = {**MODEL, "coef": [-1.0 if f == "agreement" else 0.0 for f in trust.FEATURES]}  # a fit against the signal's sense
+    agreeing = trust.judge({"agreement": 1.0}, {**calibration, "model": against, "threshold": 0.9})
+    assert agreeing["abstained"] and agreeing["why"].startswith("the signals together are too weak")  # never "they disagree"
     never = trust.judge({"agreement": 1.0}, {**calibration, "threshold": math.inf, "alpha": 0.3})
     assert never["abstained"] and never["why"].endswith("none of this model's answers could promise at most 30% wrong (trust 88%)")
 
