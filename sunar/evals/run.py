@@ -14,16 +14,15 @@ and one run at a time writes to OUT (OUT/eval.lock, held with flock until the pr
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
@@ -33,6 +32,7 @@ from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.evals.data import Question, read_questions
 from sunar.evals.metrics import answer_metrics, retrieval_metrics
+from sunar.files import pid_lock, write_json
 from sunar.models.specs import check_specs
 from sunar.paths import sunar_home
 from sunar.result import result_record
@@ -169,24 +169,10 @@ def end_cleanly(path: Path) -> None:
             f.truncate(start)
 
 
-@contextmanager
-def exclusive(out: Path) -> Iterator[None]:
+def exclusive(out: Path) -> AbstractContextManager[None]:
     """Hold OUT/eval.lock while the run writes to OUT: a second run into OUT is refused with one
-    line. The lock is the kernel's (flock), so it ends with the process, however that ends."""
-    with open(out / "eval.lock", "a+", encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "?"
-            raise SunarError(f"another sunar eval (pid {holder}) is writing to {out}; wait for it to end or choose another --out") from None
-        f.truncate(0)
-        f.write(str(os.getpid()))
-        f.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    line (:func:`sunar.files.pid_lock`)."""
+    return pid_lock(out / "eval.lock", f"another sunar eval (pid {{pid}}) is writing to {out}; wait for it to end or choose another --out")
 
 
 def error_record(q: Question, variant: str, error: str) -> dict[str, Any]:
@@ -224,9 +210,7 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
         described["configuration"] = {**earlier, **described["configuration"]}
         variants = list(dict.fromkeys(before.get("variants", []) + variants))
     # written whole or not at all: a run killed (or a disk full) mid-write leaves the old file
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps({**described, "variants": variants}, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    write_json(path, {**described, "variants": variants})
 
 
 def latest(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:

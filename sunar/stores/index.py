@@ -25,7 +25,6 @@ bm25, neighbour-graph, graph-saved, published). tests/integration/test_index_kil
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -41,6 +40,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from sunar.errors import IndexNotReady, SunarError
+from sunar.files import pid_lock, write_json
 from sunar.models.embedder import Embedder, spec_for
 from sunar.stores.bm25 import BM25Index
 from sunar.stores.chroma import ChromaStore, make_client
@@ -61,12 +61,6 @@ def _checkpoint(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _write_json(path: Path, data: dict | list) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2))
-    os.replace(tmp, path)
-
-
 def _read_json(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text())
@@ -84,22 +78,11 @@ def collection_name(corpus_fp: str, embedder: str) -> str:
 def _build_lock(folder: Path) -> Iterator[None]:
     """Hold the folder's build lock for the block, or fail at once with who holds it."""
     try:
-        f = open(folder / LOCK, "a+")  # noqa: SIM115 - closed below; closing releases the lock
+        (folder / LOCK).touch()
     except OSError as exc:
         raise SunarError(f"cannot build in {folder} ({exc.strerror}); use an --index directory you can write to") from exc
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            pid = f.read().strip() or "unknown"
-            raise SunarError(
-                f"index {folder} is being built by another process (pid {pid}); wait for it to finish, "
-                "or stop that process and run the command again"
-            ) from None
-        f.truncate(0)
-        f.write(str(os.getpid()))
-        f.flush()
+    busy = f"index {folder} is being built by another process (pid {{pid}}); wait for it to finish, or stop that process and run the command again"
+    with pid_lock(folder / LOCK, busy):
         yield
 
 
@@ -199,13 +182,13 @@ def _build(
     """Every step, ordered so that a kill anywhere leaves either the old index untouched or
     build.json without a manifest: the next run finishes the work."""
     name, chroma_url = plan["collection"], plan["chroma_url"]
-    _write_json(folder / BUILD, {**plan, "discard": discard} if discard else plan)
+    write_json(folder / BUILD, {**plan, "discard": discard} if discard else plan)
     _checkpoint("planned")
     (folder / MANIFEST).unlink(missing_ok=True)  # from here on the index is not complete
     _checkpoint("unpublished")
     if discard:
         _discard(folder, discard, chroma_url)
-        _write_json(folder / BUILD, plan)  # discarding done
+        write_json(folder / BUILD, plan)  # discarding done
 
     # 1. Chroma: embed what it does not hold yet.
     started = time.perf_counter()
@@ -224,7 +207,7 @@ def _build(
     # 2. Document order and BM25 (written under a temporary name, then renamed).
     started = time.perf_counter()
     ids = [d.id for d in docs]
-    _write_json(folder / DOC_IDS, ids)
+    write_json(folder / DOC_IDS, ids)
     (folder / OLD_DOC_IDS).unlink(missing_ok=True)
     bm25_tmp = folder / "bm25.tmp"
     shutil.rmtree(bm25_tmp, ignore_errors=True)
@@ -259,7 +242,7 @@ def _build(
     _checkpoint("graph-saved")
     stats.seconds_graph = time.perf_counter() - started
 
-    _write_json(
+    write_json(
         folder / MANIFEST,
         {**plan, "documents": len(docs), "dim": int(vectors.shape[1]), "neighbours_stored": int(nbr_ids.shape[1]), "built": time.strftime("%Y-%m-%dT%H:%M:%S")},
     )
@@ -277,8 +260,8 @@ def _upgrade_ids(folder: Path, manifest: dict | None, docs: list[Document]) -> b
     ids = [d.id for d in docs]
     if old.read_text(encoding="utf-8").split() != ids:
         return False  # an id with whitespace was cut: only a build makes the index right
-    _write_json(folder / DOC_IDS, ids)
-    _write_json(folder / MANIFEST, {**manifest, "format": FORMAT_VERSION})
+    write_json(folder / DOC_IDS, ids)
+    write_json(folder / MANIFEST, {**manifest, "format": FORMAT_VERSION})
     old.unlink()
     return True
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from sunar.errors import IndexNotReady
+from sunar.files import write_json
 
 IDS_FILE, SCORES_FILE, HEADER_FILE = "neighbours.ids.npy", "neighbours.scores.npy", "neighbours.json"
 #: Above this many documents the exact blocked search gives way to Chroma's HNSW (approximate).
@@ -86,9 +87,7 @@ def save_graph(folder: Path, ids: np.ndarray, scores: np.ndarray, header: dict) 
     """Write the arrays, then the header (each atomically): a header means the arrays are whole."""
     _save_atomic(folder / IDS_FILE, ids)
     _save_atomic(folder / SCORES_FILE, scores)
-    tmp = folder / (HEADER_FILE + ".tmp")
-    tmp.write_text(json.dumps({**header, "k": int(ids.shape[1]), "documents": int(ids.shape[0])}, indent=2))
-    os.replace(tmp, folder / HEADER_FILE)
+    write_json(folder / HEADER_FILE, {**header, "k": int(ids.shape[1]), "documents": int(ids.shape[0])})
 
 
 @dataclass
