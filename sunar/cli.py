@@ -85,7 +85,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     if not shipped:
         state = "none fitted (answers are shown with their confidence only; fit one with: sunar calibrate)"
     elif math.isinf(shipped["threshold"]):
-        state = f"{shipped['path']}: no answer of this model kept its promise ({shipped['promise'].split(' with ')[0]}) on the dev data: every answer is a best guess"
+        state = f"{shipped['path']}: no answer of this model kept its promise (at most {shipped['alpha']:.0%} wrong) on the dev data: every answer is a best guess"
     else:
         state = f"{shipped['path']}: {shipped['promise']}"
     row(f"auto for {llm}", state)
@@ -140,7 +140,9 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
 def print_result(record: dict[str, Any]) -> None:
     print(f"Answer: {record['answer']}   (confidence {record['confidence']:.0%})")
     if record["abstained"]:
-        print(f"Not sure: this is a best guess. Why: {record['why']}.")
+        from sunar.nodes.respond import best_guess
+
+        print(best_guess(record["why"]))
     if record["rationale"]:
         print(f"Rationale: {record['rationale']}")
     if record["reasoning_path"]:

@@ -100,6 +100,8 @@ class _Checked(BaseModel):
     """A model whose bad values are one :class:`ConfigurationError` line (LangGraph builds the
     context this way from what Studio and API clients send)."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+
     def __init__(self, **values: Any) -> None:
         try:
             super().__init__(**values)
@@ -109,8 +111,6 @@ class _Checked(BaseModel):
 
 class Configuration(_Checked):
     """Settings of a SUNAR run. Defaults are the paper's values (the ``paper`` profile)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
 
     # --- models -------------------------------------------------------------------------------
     llm: str = Field(
@@ -294,8 +294,6 @@ class _ClientFields(_Checked):
     """What a remote client of the served graphs may set: :class:`Configuration`'s bounded numbers
     and choices. Each operator field is there only to say so when a client sends it (a value of
     null is taken as not sent); the operator sets them with :data:`OPERATOR_ENV`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
 
     def __init__(self, **values: Any) -> None:
         for name, variable in OPERATOR_ENV.items():

@@ -27,6 +27,11 @@ from sunar.trust import COMBINED, FEATURES, fit_logistic, predict, signal_matrix
 COVERAGES = (0.25, 0.5, 0.75)
 
 
+def right(record: dict[str, Any]) -> float:
+    """Whether a prediction is right: its cover-EM (the paper's metric), 0 without metrics."""
+    return float((record.get("metrics") or {}).get("cover_em", 0.0))
+
+
 def auroc(scores: Sequence[float], correct: Sequence[float]) -> float | None:
     """Probability that a right answer scores above a wrong one (ties count half); None when the
     answers are all right or all wrong."""
@@ -122,7 +127,7 @@ def conformal_threshold(scores: Sequence[float], correct: Sequence[float], alpha
 def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The calibration figures of one variant's answered records (cover-EM is "right")."""
     rows = [r for r in records if not r.get("error")]
-    correct = [float(r["metrics"].get("cover_em", 0.0)) for r in rows]
+    correct = [right(r) for r in rows]
     confidence = [float(r.get("confidence") or 0.0) for r in rows]
     out: dict[str, Any] = {
         "n": len(rows),
@@ -151,7 +156,7 @@ def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: floa
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if len(rows) < 4:
         raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
-    correct = np.array([float(r["metrics"].get("cover_em", 0.0)) for r in rows])
+    correct = np.array([right(r) for r in rows])
     x = signal_matrix(rows, COMBINED)
     fit, held = np.arange(len(rows)) % 2 == 0, np.arange(len(rows)) % 2 == 1
     if len(set(correct[fit])) < 2:

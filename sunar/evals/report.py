@@ -54,10 +54,6 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _cover(record: dict[str, Any]) -> float:
-    return float((record.get("metrics") or {}).get("cover_em", 0.0))
-
-
 def against(rows: Sequence[dict[str, Any]], variant: str, base: str = BASELINE) -> dict[str, float] | None:
     """cover-EM of ``variant`` against ``base`` on the questions both answered (failed = wrong)."""
     if variant == base:
@@ -66,7 +62,7 @@ def against(rows: Sequence[dict[str, Any]], variant: str, base: str = BASELINE) 
     pairs = [(r, baseline[r["id"]]) for r in rows if r["variant"] == variant and r["id"] in baseline]
     if not pairs:
         return None
-    return paired_comparison([_cover(a) for a, _ in pairs], [_cover(b) for _, b in pairs])
+    return paired_comparison([calibration.right(a) for a, _ in pairs], [calibration.right(b) for _, b in pairs])
 
 
 def evidence_read(configuration: dict[str, Any]) -> int:
@@ -77,7 +73,7 @@ def evidence_read(configuration: dict[str, Any]) -> int:
 def stage_lost(record: dict[str, Any], texts: Mapping[str, str], top: int) -> str | None:
     """The :data:`STAGES` key of a wrong answer (None for a right one or a failed question): where
     the gold answer's text (or an alias, normalised as for cover-EM) appears in the evidence."""
-    if record.get("error") or _cover(record):
+    if record.get("error") or calibration.right(record):
         return None
     ids = record.get("evidence_ids") or []
 
@@ -277,7 +273,7 @@ def plot_calibration(records: Sequence[dict[str, Any]], out: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4))
     for v in dict.fromkeys(r["variant"] for r in records):
         rows = [r for r in records if r["variant"] == v and not r.get("error")]
-        correct = [_cover(r) for r in rows]
+        correct = [calibration.right(r) for r in rows]
         if not rows:
             continue
         xs, ys = zip(*calibration.risk_coverage([float(r.get("confidence") or 0.0) for r in rows], correct), strict=True)

@@ -11,12 +11,17 @@ from langchain_core.runnables import RunnableConfig
 from sunar.usage import node
 
 
+def best_guess(why: str) -> str:
+    """The line saying the product does not stand behind the answer, and why."""
+    return f"Not sure: this is a best guess. Why: {why}."
+
+
 def reply_text(answer: str, confidence: float, evidence: list[dict], path: list[dict], why: str = "") -> str:
     """The chat reply: the answer on the first line; below it the confidence, and, when the product
     does not stand behind the answer, that it is a best guess and why."""
     lines = [answer, "", f"Confidence: {confidence:.0%}"]
     if why:
-        lines += ["", f"Not sure: this is a best guess. Why: {why}."]
+        lines += ["", best_guess(why)]
     if path:
         lines += ["", "Reasoning:"] + [f"{i}. {step['question']} -> {step['answer']}" for i, step in enumerate(path, 1)]
     if evidence:
