@@ -45,7 +45,7 @@ CPU_PROFILE: dict[str, Any] = {
     "first_stage_depth": 50,
     "max_hops": 3,
     "chain_check_after": 2,
-    "max_tokens": 96,
+    "max_tokens": 128,
     "gensco_candidates": 5,
     # With m=3 samples and two batches per sub-question, the paper's score / s halves a whole batch
     # on one dissenting sample, and a batch that confidently answers off-topic then outranks the
@@ -200,6 +200,12 @@ class Configuration(_Checked):
         "everything, as the official code does.",
     )
     max_tokens: int = Field(256, ge=1, le=4096, description="Most tokens the LLM may generate per call.")
+    structured_output: bool = Field(
+        True,
+        description="Decode every reply the product reads under its JSON schema, so a small model cannot break "
+        "the format: a grammar on the embedded llama.cpp model, 'format' on Ollama, 'response_format' on an "
+        "OpenAI-compatible server. Off: the same prompts decoded freely (a reply that breaks the JSON is read as free text).",
+    )
     # --- other systems: GenSco and RA-ISF ------------------------------------------------------
     gensco_candidates: int = Field(
         10,
@@ -280,6 +286,10 @@ class Configuration(_Checked):
         if injected and "llm" not in values:
             values["llm"] = injected
         return cls.resolve(values)
+
+    def reply_schema(self, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """A reply's JSON schema, as the LLM is asked to decode under it (None: decode freely)."""
+        return schema if self.structured_output else None
 
     def given(self) -> dict[str, Any]:
         """The fields set explicitly or by the profile (not left at the paper's default)."""

@@ -1,4 +1,5 @@
-"""What each node spends: seconds, LLM calls, tokens, yes/no judgements, likelihood calls.
+"""What each node spends: seconds, LLM calls, tokens, yes/no judgements, likelihood calls, and
+the replies that broke their JSON format (parse fall-backs).
 
 :func:`node` wraps every node: it opens a counter for the node's run, which
 :mod:`sunar.models.recorded` adds to on every model call, and returns the figures as the node's
@@ -21,7 +22,7 @@ from sunar.models.llm import usage
 
 COUNTERS = (
     "llm_calls", "judge_calls", "loglik_calls", "prompt_tokens", "generated_tokens", "llm_seconds", "nli_seconds",
-    "cached_calls", "cached_seconds",
+    "cached_calls", "cached_seconds", "parse_fallbacks",
 )
 _USAGE: ContextVar[dict[str, float] | None] = ContextVar("sunar_usage", default=None)
 
@@ -61,6 +62,13 @@ def count_judgement(seconds: float, cached: bool = False) -> None:
 def count_loglik(seconds: float, cached: bool = False) -> None:
     """One log-likelihood call (GenSco's scorer LLM): its seconds are LLM seconds."""
     _counted("loglik_calls", "llm_seconds", seconds, cached)
+
+
+def count_fallback() -> None:
+    """A reply that was not the JSON object its format asks for (read as free text instead)."""
+    counter = _USAGE.get()
+    if counter is not None:
+        counter["parse_fallbacks"] += 1
 
 
 def node(name: str, first: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:

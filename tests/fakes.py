@@ -12,6 +12,7 @@ from sunar.models.nli import _Cached
 from sunar.prompts import mer, nli, self_ask
 from sunar.resources import Resources
 from sunar.stores.corpus import Document
+from sunar.usage import node
 
 
 @dataclass
@@ -77,6 +78,19 @@ def prompt_kind(prompt: str) -> str:
     if prompt.startswith(nli.SYSTEM):
         return "nli"
     return "answer"
+
+
+def counted(fn: Callable[[], object]) -> tuple[object, dict]:
+    """Run ``fn`` inside a node and return (its result, the node's usage)."""
+    box = {}
+
+    @node("probe")
+    def probe(state, config):
+        box["result"] = fn()
+        return {}
+
+    usage = probe({}, {})["usage"]
+    return box["result"], usage
 
 
 def question_of(prompt: str) -> str:

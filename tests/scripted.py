@@ -98,16 +98,20 @@ class ScriptedLLM(LLM):
         self.chat = ScriptedChatModel(script=script, calls=[])
         self.loglik_script = loglik
         self.loglik_calls: list[tuple[str, str]] = []
+        #: The JSON schema each generated reply was asked under (None: free text), call by call.
+        self.schemas: list[dict | None] = []
 
     @property
     def calls(self) -> list[str]:
         return self.chat.calls
 
-    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
+        self.schemas.append(schema)
         msg = self.chat.invoke(list(messages), config, stop=list(stop or []) or None)
         return AIMessage(content=str(msg.content), usage_metadata=msg.usage_metadata)
 
-    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
+        self.schemas += [schema] * m
         result = self.chat.generate([list(messages)], n=m, stop=list(stop or []) or None)
         return [g.message for g in result.generations[0]]  # type: ignore[attr-defined]
 

@@ -49,7 +49,7 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out["cover_em_ci95"] = list(proportion_ci(round(out["cover_em"] * n), n))
     out.update({f"recall@{k}": metric(f"recall@{k}") for k in RECALL_KS})
     out["ndcg@10"] = metric("ndcg@10")
-    out.update({k: _mean([float(r.get(k, 0)) for r in answered]) for k in (*COST_KEYS, "cached_calls")})
+    out.update({k: _mean([float(r.get(k, 0)) for r in answered]) for k in (*COST_KEYS, "cached_calls", "parse_fallbacks")})
     out["seconds"] = {k: _mean([r["time"][k] for r in answered]) for k in TIME_KEYS}
     return out
 
@@ -161,11 +161,11 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
         m, s = metrics["all"][v], metrics["all"][v]["seconds"]
         relative = f"{m['llm_calls'] / base['llm_calls']:.1f}x / {s['total'] / base['seconds']['total']:.1f}x" if base and base["llm_calls"] and base["seconds"]["total"] else "-"
         rows.append(
-            [v, f"{m['llm_calls']:.1f}", f"{m['judge_calls']:.1f}", f"{m['loglik_calls']:.1f}", f"{m['prompt_tokens']:.0f}", f"{m['generated_tokens']:.0f}"]
+            [v, f"{m['llm_calls']:.1f}", f"{m['judge_calls']:.1f}", f"{m['loglik_calls']:.1f}", f"{m['prompt_tokens']:.0f}", f"{m['generated_tokens']:.0f}", f"{m.get('parse_fallbacks', 0):.2f}"]
             + [f"{s[k]:.1f}" for k in TIME_KEYS]
             + [relative, m["errors"]]
         )
-    header = ["variant", "LLM calls", "yes/no judgements", "likelihood calls", "prompt tokens", "generated tokens", "wall s", "LLM s", "judgement s (NLI, RA-ISF)", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
+    header = ["variant", "LLM calls", "yes/no judgements", "likelihood calls", "prompt tokens", "generated tokens", "parse fall-backs", "wall s", "LLM s", "judgement s (NLI, RA-ISF)", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
     parts += [_table(header, rows), ""]
     parts += ["![accuracy](accuracy.png)", "![recall](recall.png)", "![cost](cost.png)", "![calibration](calibration.png)", ""]
     return "\n".join(parts)

@@ -118,6 +118,7 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
         "cached_calls": usage.get("cached_calls", 0),
         "prompt_tokens": usage.get("prompt_tokens", 0),
         "generated_tokens": usage.get("generated_tokens", 0),
+        "parse_fallbacks": usage.get("parse_fallbacks", 0),
         "wall_seconds": wall,
         "time": time_breakdown(usage, wall),
         "node_seconds": usage.get("seconds") or {},

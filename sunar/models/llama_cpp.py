@@ -1,6 +1,7 @@
 """The embedded model: llama.cpp on the CPU, no server (a GGUF shipped as PyPI packages, see
 :mod:`sunar.models.gguf`).
 
+Replies with a JSON schema are decoded under its grammar (:func:`~sunar.prompts.structured.gbnf`).
 Besides generation, it reads the model's distribution directly: label log-probabilities for the
 yes/no judges and the log-likelihood of a given text for GenSco's scorer, and keeps KV states of
 recent prompts (:mod:`sunar.models.kv_cache`). It uses llama-cpp-python's public ``Llama`` API and
@@ -9,6 +10,7 @@ the library's low-level C API (``llama_get_logits``, ``llama_decode``), nothing 
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -26,6 +28,7 @@ from sunar.errors import ModelUnavailable, SunarError
 from sunar.models import gguf
 from sunar.models.kv_cache import PrefixStates, common_prefix
 from sunar.models.llm import LLM
+from sunar.prompts.structured import gbnf
 
 _LOADING = threading.Lock()
 
@@ -77,6 +80,7 @@ class EmbeddedChatModel(BaseChatModel):
     _states: PrefixStates = PrivateAttr(default_factory=PrefixStates)
     _formatter: Any = PrivateAttr(default=None)
     _label_ids: dict[str, frozenset[int]] = PrivateAttr(default_factory=dict)
+    _grammars: dict[str, Any] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
@@ -125,13 +129,26 @@ class EmbeddedChatModel(BaseChatModel):
             if self.keep_prefixes and keep:
                 self._states.save(self.llama, prompt)
 
-    def _one(self, messages, stop, temperature, max_tokens, seed) -> AIMessage:
+    def _grammar(self, schema: dict | None) -> Any:
+        """The llama.cpp grammar of a reply's JSON schema (:func:`~sunar.prompts.structured.gbnf`),
+        made once per schema; None without one."""
+        if not schema:
+            return None
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            self._grammars[key] = LlamaGrammar.from_string(gbnf(schema), verbose=False)
+        return self._grammars[key]
+
+    def _one(self, messages, stop, temperature, max_tokens, seed, schema=None) -> AIMessage:
         out = self.llama.create_chat_completion(
             messages=self._dicts(messages),
             temperature=temperature,
             max_tokens=max_tokens,
             stop=list(stop or []),
             seed=seed,
+            grammar=self._grammar(schema),
         )
         text = out["choices"][0]["message"]["content"] or ""
         u = out.get("usage") or {}
@@ -154,9 +171,10 @@ class EmbeddedChatModel(BaseChatModel):
         n = int(kwargs.get("n", 1))
         temperature = float(kwargs.get("temperature", 0.0))
         max_tokens = int(kwargs.get("max_tokens", 256))
+        schema = kwargs.get("schema")
         with self._reusing_prefix(messages):
             replies = [
-                self._one(messages, stop, temperature, max_tokens, self.seed + i) for i in range(n)
+                self._one(messages, stop, temperature, max_tokens, self.seed + i, schema) for i in range(n)
             ]
         return ChatResult(generations=[ChatGeneration(message=r) for r in replies])
 
@@ -177,6 +195,7 @@ class EmbeddedChatModel(BaseChatModel):
                 max_tokens=max_tokens,
                 stop=list(stop or []),
                 seed=self.seed,
+                grammar=self._grammar(kwargs.get("schema")),
                 stream=True,
             ):
                 delta = part["choices"][0].get("delta", {}).get("content") or ""
@@ -343,15 +362,15 @@ class EmbeddedLLM(LLM):
                 self._scoring = EmbeddedChatModel(model_path=self.chat.model_path, n_ctx=self.chat.n_ctx)
             return self._scoring
 
-    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
         msg = self.chat.invoke(
-            list(messages), config, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None
+            list(messages), config, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None, schema=schema
         )
         return AIMessage(content=str(msg.content), usage_metadata=msg.usage_metadata)
 
-    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
         result = self.chat.generate(
-            [list(messages)], n=m, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None
+            [list(messages)], n=m, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None, schema=schema
         )
         return [g.message for g in result.generations[0]]  # type: ignore[attr-defined]
 

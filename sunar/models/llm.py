@@ -1,6 +1,7 @@
 """What the graph needs from a generative model: one narrow interface.
 
-Nodes only see :class:`LLM`: ``generate`` (one answer), ``sample`` (m answers to one prompt),
+Nodes only see :class:`LLM`: ``generate`` (one answer), ``sample`` (m answers to one prompt), both
+decoded under a JSON ``schema`` where the backend can (:mod:`sunar.prompts.structured`),
 ``judge`` (log-probabilities of a few label words, for the LLM-as-NLI-judge and RA-ISF's judges)
 and ``loglik`` (log-likelihood of a given text, GenSco's scorer). Each provider wraps a LangChain
 chat model, so LangGraph's ``stream_mode="messages"`` streams tokens from inside nodes.
@@ -34,8 +35,10 @@ class LLM:
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
         config: RunnableConfig | None = None,
+        schema: dict | None = None,
     ) -> AIMessage:
-        """One completion. Token usage is in ``usage_metadata`` of the returned message."""
+        """One completion, decoded under ``schema`` when the backend can constrain its output (a
+        backend that cannot ignores it). Token usage is in ``usage_metadata`` of the returned message."""
         raise NotImplementedError
 
     def sample(
@@ -46,8 +49,10 @@ class LLM:
         temperature: float,
         max_tokens: int = 256,
         stop: Sequence[str] | None = None,
+        schema: dict | None = None,
     ) -> list[AIMessage]:
-        """m independent completions of the same prompt (the paper's answer sampling)."""
+        """m independent completions of the same prompt (the paper's answer sampling), under ``schema``
+        as in :meth:`generate`."""
         raise NotImplementedError
 
     def judge(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:

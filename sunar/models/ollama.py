@@ -81,14 +81,15 @@ class OllamaLLM(LLM):
             model=model, base_url=self.url, temperature=0.0, num_ctx=NUM_CTX, client_kwargs={"timeout": self.timeout}
         )
 
-    def _bound(self, temperature: float, max_tokens: int, stop: Sequence[str] | None) -> Any:
+    def _bound(self, temperature: float, max_tokens: int, stop: Sequence[str] | None, schema: dict | None) -> Any:
+        """The chat model with this call's settings; a reply's JSON schema goes as Ollama's ``format``."""
         return self.chat.model_copy(
-            update={"temperature": temperature, "num_predict": max_tokens, "stop": list(stop or []) or None}
+            update={"temperature": temperature, "num_predict": max_tokens, "stop": list(stop or []) or None, "format": schema or None}
         )
 
-    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
         try:
-            return self._bound(temperature, max_tokens, stop).invoke(list(messages), config)
+            return self._bound(temperature, max_tokens, stop, schema).invoke(list(messages), config)
         except (ConnectionError, OSError) as exc:
             raise ollama_error(exc, self.model) from exc
         except Exception as exc:
@@ -101,13 +102,13 @@ class OllamaLLM(LLM):
                 ) from exc
             raise
 
-    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
         # Ollama has no `n`: the m requests go out concurrently and the server batches them.
         with ThreadPoolExecutor(max_workers=max(1, m)) as pool:
             return list(
                 pool.map(
                     lambda _: self.generate(
-                        messages, temperature=temperature, max_tokens=max_tokens, stop=stop
+                        messages, temperature=temperature, max_tokens=max_tokens, stop=stop, schema=schema
                     ),
                     range(m),
                 )

@@ -6,7 +6,8 @@ The server's URL is the configuration's ``openai_base_url`` (``--set openai_base
 served graphs SUNAR_OPENAI_BASE_URL in the server's environment); the resource pool keeps one LLM
 per model and URL. An API key is taken from OPENAI_API_KEY; local servers ignore it.
 
-``sample`` sends the m requests at once, as the Ollama provider does: the chat API's ``n`` is
+A reply's JSON schema goes as ``response_format`` (:data:`RESPONSE_FORMATS`, the first one the
+server takes). ``sample`` sends the m requests at once, as the Ollama provider does: the chat API's ``n`` is
 ignored by llama-cpp-python's server (it returns one choice for n=3), and servers that batch
 (vLLM, llama.cpp's ``--parallel``) run concurrent requests together. ``judge`` asks for the
 ``top_logprobs`` of the first generated token and reads the labels' log-probabilities from them;
@@ -55,6 +56,25 @@ def unreachable(url: str) -> ModelUnavailable:
     )
 
 
+class RefusedFormat(Exception):
+    """The server refused a request for its ``response_format``."""
+
+
+#: How a reply's JSON schema is asked for, in order: OpenAI's own ``json_schema`` (llama.cpp's
+#: server, vLLM, LM Studio, Ollama's /v1), then llama-cpp-python's server's ``json_object`` with
+#: a ``schema`` (it refuses the first, with a 500).
+RESPONSE_FORMATS = (
+    lambda schema: {"type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": schema}},
+    lambda schema: {"type": "json_object", "schema": schema},
+)
+
+
+def _about_format(exc: Any) -> bool:
+    """Whether a refusal names the response format (a prompt too long for the context does not)."""
+    said = f"{exc.body} {exc.message}".lower()
+    return any(word in said for word in ("response_format", "json_schema", "json_object", "schema", "format"))
+
+
 class OpenAICompatLLM(LLM):
     """``openai:<model>`` on the OpenAI-compatible server at ``base_url``."""
 
@@ -62,6 +82,7 @@ class OpenAICompatLLM(LLM):
         from langchain_openai import ChatOpenAI
 
         self.model, self.timeout, self.name = model, timeout, f"openai:{model}"
+        self._formats, self._settled = list(RESPONSE_FORMATS), False
         self.url = (base_url or DEFAULT_OPENAI_URL).rstrip("/")
         self.chat = ChatOpenAI(
             model=model, base_url=self.url, api_key=api_key(), temperature=0.0, timeout=timeout, max_retries=0, stream_usage=True
@@ -78,14 +99,16 @@ class OpenAICompatLLM(LLM):
             raise ModelUnavailable(f"the server at {llm.url} has no model '{model}'; it offers: {', '.join(names) or 'none'} (use --llm openai:<one of them>)")
         return llm
 
-    def _call(self, messages: Sequence[Any], config: Any = None, *, max_tokens: int, **params: Any) -> Any:
+    def _call(self, messages: Sequence[Any], config: Any = None, *, max_tokens: int, response_format: dict | None = None, **params: Any) -> Any:
         """One chat completion; the server's failures as one :class:`SunarError` line.
         ``max_tokens`` goes as such: langchain-openai sends OpenAI's newer ``max_completion_tokens``,
-        which llama-cpp-python's server ignores (measured: it generated past the limit)."""
+        which llama-cpp-python's server ignores (measured: it generated past the limit).
+        ``response_format`` goes in the body as given (the ``openai`` client types only OpenAI's own)."""
         import openai
 
+        body: dict[str, Any] = {"max_tokens": max_tokens, **({"response_format": response_format} if response_format else {})}
         try:
-            return self.chat.model_copy(update={**params, "extra_body": {"max_tokens": max_tokens}}).invoke(list(messages), config)
+            return self.chat.model_copy(update={**params, "extra_body": body}).invoke(list(messages), config)
         except openai.APITimeoutError as exc:
             raise ModelUnavailable(f"the OpenAI-compatible server at {self.url} did not answer within {self.timeout:g} s; check it, or use a smaller model") from exc
         except openai.APIConnectionError as exc:
@@ -94,22 +117,42 @@ class OpenAICompatLLM(LLM):
             names = openai_models(self.url)
             offers = f"; it offers: {', '.join(names)}" if names else ""
             raise ModelUnavailable(f"the server at {self.url} has no model '{self.model}'{offers} (use --llm openai:<one of them>)") from exc
-        except openai.APIStatusError as exc:
-            said = exc.body.get("message") if isinstance(exc.body, dict) else None  # the server's own words
-            detail = " ".join(str(said or exc.message).split())[:300]
-            raise SunarError(f"the OpenAI-compatible server at {self.url} refused the request ({exc.status_code}: {detail})") from exc
+        except openai.APIStatusError as exc:  # llama-cpp-python's server refuses a format with 500, others 400/422
+            if response_format and _about_format(exc):
+                raise RefusedFormat() from exc
+            raise self._refused(exc) from exc
 
-    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
-        return self._call(messages, config, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None)
+    def _refused(self, exc: Any) -> SunarError:
+        said = exc.body.get("message") if isinstance(exc.body, dict) else None  # the server's own words
+        detail = " ".join(str(said or exc.message).split())[:300]
+        return SunarError(f"the OpenAI-compatible server at {self.url} refused the request ({exc.status_code}: {detail})")
 
-    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
-        with ThreadPoolExecutor(max_workers=max(1, m)) as pool:
-            return list(
-                pool.map(
-                    lambda _: self._call(messages, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None),
-                    range(m),
-                )
-            )
+    def _structured(self, messages: Sequence[Any], config: Any, schema: dict | None, **params: Any) -> Any:
+        """A call whose reply follows ``schema``, in the first of :data:`RESPONSE_FORMATS` the
+        server takes; a server that refuses them all is asked without one from then on (the prompt
+        still asks for the JSON object, and its reader falls back to free text)."""
+        if not schema:
+            return self._call(messages, config, **params)
+        while self._formats:
+            try:
+                reply = self._call(messages, config, response_format=self._formats[0](schema), **params)
+                self._settled = True
+                return reply
+            except RefusedFormat:
+                self._formats.pop(0)
+        self._settled = True
+        return self._call(messages, config, **params)
+
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
+        return self._structured(messages, config, schema, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None)
+
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
+        def one(_: int) -> Any:
+            return self._structured(messages, None, schema, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None)
+
+        first = [one(0)] if schema and not self._settled else []  # learn which format the server takes, once
+        with ThreadPoolExecutor(max_workers=max(1, m - len(first))) as pool:
+            return [*first, *pool.map(one, range(m - len(first)))]
 
     def judge(self, messages, labels):
         """The labels' log-probabilities as the reply's first token, from the server's

@@ -26,6 +26,11 @@ def _stored(reply: AIMessage) -> dict[str, Any]:
     return {"content": str(reply.content), "usage": dict(reply.usage_metadata or {})}
 
 
+def _shape(schema: dict | None) -> list[Any]:
+    """A call's schema as part of its cache key (nothing without one, so those keys stay as they were)."""
+    return [schema] if schema else []
+
+
 def _restored(value: dict[str, Any]) -> AIMessage:
     return AIMessage(content=value["content"], usage_metadata=value["usage"] or None)
 
@@ -46,21 +51,21 @@ class RecordedLLM(LLM):
         if self.cache is not None:
             self.cache.put(key, value, seconds)
 
-    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None):
-        key = self._key("generate", messages, temperature, max_tokens, list(stop or []))
+    def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
+        key = self._key("generate", messages, temperature, max_tokens, list(stop or []), *_shape(schema))
         if hit := self._hit(key):
             reply = _restored(hit[0])
             count_replies([reply], hit[1], cached=True)
             return reply
         started = time.perf_counter()
-        reply = self.inner.generate(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, config=config)
+        reply = self.inner.generate(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, config=config, schema=schema)
         seconds = time.perf_counter() - started
         count_replies([reply], seconds)
         self._keep(key, _stored(reply), seconds)
         return reply
 
-    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None):
-        keys = [self._key("sample", messages, temperature, max_tokens, list(stop or []), i) for i in range(m)]
+    def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
+        keys = [self._key("sample", messages, temperature, max_tokens, list(stop or []), i, *_shape(schema)) for i in range(m)]
         hits = [self._hit(k) for k in keys]
         missing = [i for i, hit in enumerate(hits) if hit is None]
         replies: list[AIMessage | None] = [_restored(h[0]) if h else None for h in hits]
@@ -69,7 +74,7 @@ class RecordedLLM(LLM):
             count_replies(cached, sum(h[1] for h in hits if h), cached=True)
         if missing:
             started = time.perf_counter()
-            fresh = self.inner.sample(messages, len(missing), temperature=temperature, max_tokens=max_tokens, stop=stop)
+            fresh = self.inner.sample(messages, len(missing), temperature=temperature, max_tokens=max_tokens, stop=stop, schema=schema)
             seconds = time.perf_counter() - started
             count_replies(fresh, seconds)
             for i, reply in zip(missing, fresh, strict=True):

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import answer_messages, clean_answer
+from sunar.prompts.answer import SCHEMA, answer_messages, read_answer
 from sunar.resources import resources
 from sunar.usage import node
 
@@ -22,6 +22,10 @@ def conclude(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     path = "; ".join(f"{h['question']} -> {h['answer']}" for h in state.get("hops") or [])
     question = f"{state['question']} (known so far: {path})" if path else state["question"]
     reply = resources(config).llm.generate(
-        answer_messages(question, state.get("evidence") or []), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config
+        answer_messages(question, state.get("evidence") or []),
+        temperature=0.0,
+        max_tokens=min(cfg.max_tokens, 48),
+        config=config,
+        schema=cfg.reply_schema(SCHEMA),
     )
-    return {"answer": clean_answer(str(reply.content))}
+    return {"answer": read_answer(str(reply.content))}

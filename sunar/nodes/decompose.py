@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, STOP, parse_self_ask, self_ask_messages
+from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, SCHEMA, STOP, parse_self_ask, self_ask_messages
 from sunar.resources import resources
 from sunar.text import content_words, normalize_answer, restates
 from sunar.usage import node
@@ -74,7 +74,8 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
     path = [(h["question"], h["answer"]) for h in hops]
     llm, messages = resources(config).llm, self_ask_messages(question, path)
-    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP).content)
+    schema = cfg.reply_schema(SCHEMA)
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=schema).content)
     kind, text = parse_self_ask(reply)
     notes: list[str] = []
     asked = {normalize_answer(h["question"]) for h in hops}
@@ -84,7 +85,7 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         # answered: ask once more. A first follow-up sharing no word with the question copied the nudge.
         nudge = REPEAT_NUDGE if problem == "repeat" else NUDGE
         messages = [*messages, AIMessage(reply), HumanMessage(nudge)]
-        retry = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP).content)
+        retry = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=schema).content)
         again, retried = parse_self_ask(retry)
         on_topic = bool(hops) or again != "follow_up" or bool(content_words(retried) & content_words(question))
         if again != "invalid" and on_topic and not _problem(again, retried, question, hops, asked):

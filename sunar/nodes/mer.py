@@ -1,5 +1,5 @@
 """MER, the Meta Evidence Reasoner: one LLM call with the original question, the whole reasoning
-path and the gathered evidence; a rationale after "[Answer]:", the answer after "[Final Answer]:"."""
+path and the gathered evidence; the reply is a rationale, then the answer (one JSON object)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
+from sunar.prompts import answer as short
 from sunar.prompts.answer import UNKNOWN
-from sunar.prompts.mer import final_only_message, mer_messages, parse_final_only, parse_mer, rationale_of
+from sunar.prompts.mer import SCHEMA, final_only_message, mer_messages, parse_final_only, parse_mer, rationale_of
 from sunar.resources import resources
 from sunar.usage import node
 
@@ -21,14 +22,16 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     path = [(h["question"], h["answer"]) for h in state.get("hops") or []]
     llm = resources(config).llm
     messages = mer_messages(state["question"], path, state.get("evidence") or [])
-    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config).content)
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config, schema=cfg.reply_schema(SCHEMA)).content)
     rationale, answer, well_formed = parse_mer(reply)
     if well_formed and answer != UNKNOWN:
         return {"answer": answer, "rationale": rationale}
     # No usable final answer (cut off by the token limit, the format forgotten, or nothing after
     # the marker while the rationale has one): ask for it once.
     follow_up = final_only_message(state["question"])
-    again = str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config).content)
+    again = str(
+        llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config, schema=cfg.reply_schema(short.SCHEMA)).content
+    )
     retried = parse_final_only(again)
     answer = retried if retried != UNKNOWN else answer
     rationale = rationale if well_formed else rationale_of(reply)

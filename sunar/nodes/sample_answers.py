@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import answer_messages, clean_answer
+from sunar.prompts.answer import SCHEMA, answer_messages, read_answer
 from sunar.resources import resources
 from sunar.state import evidence_of
 from sunar.usage import node
@@ -24,6 +24,7 @@ def sample_answers(state: dict[str, Any], config: RunnableConfig) -> dict[str, A
         cfg.samples,
         temperature=cfg.temperature,
         max_tokens=min(cfg.max_tokens, 48),
+        schema=cfg.reply_schema(SCHEMA),
     )
-    batch["answers"] = [clean_answer(str(r.content)) for r in replies]
+    batch["answers"] = [read_answer(str(r.content)) for r in replies]
     return {"batch": batch}

@@ -1,6 +1,6 @@
 """A short answer to a (sub-)question from documents (NAR's answer sampling, a hop's intermediate
 answer, Self-Ask's own conclusion, the confidence samples), and :func:`clean_answer`, which reads
-every short answer the product asks for."""
+every short answer the product asks for. The reply is the JSON object :data:`SCHEMA`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,16 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from sunar.prompts.structured import object_schema, read_object
+
 UNKNOWN = "unknown"
+#: Gold answers of the dev data are at most 61 characters.
+SCHEMA = object_schema(answer=80)
 
 SYSTEM = (
-    "Answer the question from the documents. Reply with the short answer only (a name, place, date "
-    "or a few words), no sentence. If the documents do not say, give your best guess."
+    "Answer the question from the documents. Reply with a JSON object {\"answer\": \"...\"} holding the "
+    "short answer only (a name, place, date or a few words), no sentence. If the documents do not "
+    "say, give your best guess."
 )
 
 
@@ -27,7 +32,7 @@ def documents_block(evidence: Sequence[dict]) -> str:
 def answer_messages(question: str, evidence: Sequence[dict]) -> list[BaseMessage]:
     return [
         SystemMessage(SYSTEM),
-        HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}\nShort answer:"),
+        HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}"),
     ]
 
 
@@ -46,3 +51,9 @@ def clean_answer(text: str) -> str:
     if not line or _UNKNOWN.match(line):
         return UNKNOWN
     return line[:300]
+
+
+def read_answer(text: str) -> str:
+    """The short answer of a :data:`SCHEMA` reply; a reply that is not one is read as free text."""
+    found = read_object(text, SCHEMA)
+    return clean_answer(found["answer"] if found else text)

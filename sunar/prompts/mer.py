@@ -1,5 +1,7 @@
 """MER, the Meta Evidence Reasoner: the prompt (documents, question, reasoning path), the
-follow-up asked when the reply has no usable final answer, and the reader of its reply."""
+follow-up asked when the reply has no usable final answer, and the reader of its reply. The reply
+is the JSON object :data:`SCHEMA`, the rationale before the answer (the paper's "[Answer]:" and
+"[Final Answer]:"); the follow-up's is :data:`sunar.prompts.answer.SCHEMA`."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from sunar.prompts import answer
 from sunar.prompts.answer import clean_answer, documents_block
+from sunar.prompts.structured import as_reply, object_schema, read_object
 
 SYSTEM = (
     "You check a chain of reasoning against evidence and give the final answer to a complex question. "
@@ -16,6 +20,8 @@ SYSTEM = (
 )
 
 RATIONALE, FINAL_ANSWER = "[Answer]:", "[Final Answer]:"
+#: Rationale and answer stay within the cpu profile's 128 tokens.
+SCHEMA = object_schema(rationale=300, answer=80)
 
 #: Asked once more when MER's reply has no final answer (a small model often runs out of tokens
 #: or forgets the format while reasoning).
@@ -25,7 +31,7 @@ RATIONALE, FINAL_ANSWER = "[Answer]:", "[Final Answer]:"
 #: film Ronnie Rocket born?" it answered "David Lynch" without it and "Missoula, Montana" with it (on
 #: the 98 dev fall-backs of sunar and sunar_no_asu, 26 -> 28 right, none lost).
 FINAL_ONLY = (
-    "Question: {question}\nNow write '" + FINAL_ANSWER + "' followed by the short answer to this question only: "
+    "Question: {question}\nNow reply with " + as_reply(answer="...").replace("{", "{{").replace("}", "}}") + " holding the short answer to this question only: "
     "a name, place, date or number. Give what the question asks for, not a person or thing it names on the way."
 )
 
@@ -37,8 +43,8 @@ def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Seque
         HumanMessage(
             f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}\n"
             f"Reasoning path (sub-question -> answer):\n{steps}\n\n"
-            f"Write '{RATIONALE}' followed by one or two sentences of reasoning from the documents, then a new line "
-            f"'{FINAL_ANSWER}' followed by the short answer only: a name, place, date or number, not a sentence."
+            f"Reply with a JSON object {as_reply(rationale='...', answer='...')}: the rationale is one or two sentences "
+            "of reasoning from the documents, the answer the short answer only: a name, place, date or number, not a sentence."
         ),
     ]
 
@@ -52,7 +58,11 @@ _RATIONALE = re.compile(r"^\s*\[?answer\]?\s*:\s*", re.IGNORECASE)
 
 
 def parse_mer(text: str) -> tuple[str, str, bool]:
-    """(rationale, answer, well_formed). Without "[Final Answer]:" the last line is the answer."""
+    """(rationale, answer, well_formed) of a :data:`SCHEMA` reply. Any other reply is read as the
+    paper writes it, the answer after "[Final Answer]:"; without the marker, the last line is the
+    answer and the reply is not well formed."""
+    if (found := read_object(text, SCHEMA)) is not None:
+        return found["rationale"].strip(), clean_answer(found["answer"]), True
     parts = _FINAL.split(str(text), maxsplit=1)
     if len(parts) == 2:
         return _RATIONALE.sub("", parts[0]).strip(), clean_answer(parts[1]), True
@@ -63,10 +73,11 @@ def parse_mer(text: str) -> tuple[str, str, bool]:
 
 
 def parse_final_only(text: str) -> str:
-    """The answer to :data:`FINAL_ONLY`: after the marker if there is one, else its first line."""
-    if _FINAL.search(text):
+    """The answer to :data:`FINAL_ONLY`: the JSON answer; in free text, after the marker if there
+    is one, else its first line."""
+    if _FINAL.search(text) and "{" not in text:
         return parse_mer(text)[1]
-    return clean_answer(text.strip().splitlines()[0] if text.strip() else "")
+    return answer.read_answer(text)
 
 
 def rationale_of(text: str) -> str:

@@ -95,3 +95,5 @@ def test_a_question_answered_through_the_server(llama_server, demo_index):
     assert 1 <= len(record["reasoning_path"]) <= 2
     assert "Ronnie Rocket" in {e["title"] for e in record["evidence"]}
     assert record["usage"]["llm_calls"] >= 5 and record["usage"]["prompt_tokens"] > 0
+    # Every reply came back as its JSON object: the server took the schemas (as json_object).
+    assert record["usage"]["parse_fallbacks"] == 0

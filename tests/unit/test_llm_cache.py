@@ -3,30 +3,17 @@
 import pytest
 from langchain_core.messages import HumanMessage
 
+from fakes import counted
 from scripted import ScriptedLLM
 from sunar.errors import SunarError
 from sunar.models.recorded import RecordedLLM
 from sunar.stores.llm_cache import CallCache
-from sunar.usage import node
 
 MESSAGES = [HumanMessage("Question: Who directed Ronnie Rocket?")]
 
 
 def scripted():
     return ScriptedLLM(lambda prompt, i: "yes" if "judge" in prompt else f"David Lynch #{i}")
-
-
-def counted(fn):
-    """Run fn inside a node and return (result, usage)."""
-    box = {}
-
-    @node("probe")
-    def probe(state, config):
-        box["result"] = fn()
-        return {}
-
-    usage = probe({}, {})["usage"]
-    return box["result"], usage
 
 
 def test_generate_is_computed_once_and_counted_with_its_cost(tmp_path):

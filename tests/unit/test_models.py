@@ -210,3 +210,14 @@ def test_a_folder_that_is_no_model_is_one_clear_line(tmp_path, spec):
     with pytest.raises(ModelUnavailable) as caught:
         make(spec.format(folder=folder), None)
     assert "\n" not in str(caught.value) and str(folder) in str(caught.value)
+
+
+def test_ollama_is_asked_for_the_replys_json_schema_as_its_format(fake_ollama):
+    from sunar.prompts.answer import SCHEMA
+
+    _FakeOllama.requests.clear()
+    model = llm_mod.OllamaLLM("mistral", url=llm_mod.OLLAMA_URL)
+    model.generate([HumanMessage("Capital of France?")], schema=SCHEMA)
+    model.sample([HumanMessage("Capital of France?")], 2, temperature=0.7, schema=SCHEMA)
+    model.generate([HumanMessage("Capital of France?")])
+    assert [r.get("format") for r in _FakeOllama.requests] == [SCHEMA, SCHEMA, SCHEMA, None]

@@ -29,6 +29,8 @@ class Server(BaseHTTPRequestHandler):
     logprobs: list | None = None
     delay = 0.0
     status = 200
+    #: response_format types answered with 422, as llama-cpp-python's server does for "json_schema"
+    refused_formats: set[str] = set()
     bodies: list[dict] = []
 
     def _send(self, status, data):
@@ -49,6 +51,9 @@ class Server(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Server.bodies.append(body)
         time.sleep(Server.delay)
+        if (body.get("response_format") or {}).get("type") in Server.refused_formats:
+            self._send(422, {"detail": [{"loc": ["body", "response_format", "type"], "msg": "Input should be 'text' or 'json_object'"}]})
+            return
         if Server.status != 200:
             self._send(Server.status, {"error": {"message": f"model '{body['model']}' not found\nsecond line", "type": "invalid_request_error"}})
             return
@@ -65,6 +70,7 @@ class Server(BaseHTTPRequestHandler):
 @pytest.fixture
 def server():
     Server.models, Server.reply, Server.logprobs, Server.delay, Server.status, Server.bodies = ["tiny-model"], "Yes.", None, 0.0, 200, []
+    Server.refused_formats = set()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Server)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
@@ -154,3 +160,44 @@ def test_make_llm_checks_the_server_and_the_specs_check_the_form(server):
         check_specs({"llm": "openai:tiny-model", "likelihood_llm": "openai:tiny-model"})
 
 
+
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 8}}, "required": ["answer"], "additionalProperties": False}
+
+
+def test_a_schema_goes_as_openais_json_schema_response_format(server):
+    Server.reply = '{"answer": "Yes"}'
+    llm = OpenAICompatLLM("tiny-model", server)
+    assert llm.generate(ASK, schema=SCHEMA).content == '{"answer": "Yes"}'
+    assert Server.bodies[-1]["response_format"] == {"type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": SCHEMA}}
+    llm.generate(ASK)
+    assert "response_format" not in Server.bodies[-1]
+
+
+def test_a_server_that_refuses_json_schema_is_asked_with_json_object_from_then_on(server):
+    """llama-cpp-python's server takes only {"type": "json_object", "schema": ...}."""
+    Server.refused_formats = {"json_schema"}
+    llm = OpenAICompatLLM("tiny-model", server)
+    replies = llm.sample(ASK, 3, temperature=0.7, max_tokens=8, schema=SCHEMA)
+    assert len(replies) == 3
+    formats = [b["response_format"]["type"] for b in Server.bodies]
+    assert formats == ["json_schema", "json_object", "json_object", "json_object"]  # refused once, then settled
+    assert Server.bodies[-1]["response_format"]["schema"] == SCHEMA
+
+
+def test_a_server_that_refuses_every_format_is_asked_without_one(server):
+    Server.refused_formats = {"json_schema", "json_object"}
+    llm = OpenAICompatLLM("tiny-model", server)
+    assert llm.generate(ASK, schema=SCHEMA).content == "Yes."
+    assert llm.generate(ASK, schema=SCHEMA).content == "Yes."
+    assert ["response_format" in b for b in Server.bodies] == [True, True, False, False]
+
+
+def test_a_refusal_that_is_not_about_the_format_is_one_line_and_keeps_the_format(server):
+    Server.status = 400
+    llm = OpenAICompatLLM("tiny-model", server)
+    with pytest.raises(SunarError, match=r"refused the request \(400: model 'tiny-model' not found second line\)"):
+        llm.generate(ASK, schema=SCHEMA)
+    Server.status = 200
+    llm.generate(ASK, schema=SCHEMA)
+    assert [b["response_format"]["type"] for b in Server.bodies] == ["json_schema", "json_schema"]
