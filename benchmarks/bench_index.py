@@ -8,7 +8,8 @@ DIR is the multi-hop data folder (``corpus.jsonl``, ``dev.jsonl``; default ``$SU
 
 Reports indexing throughput and peak memory (when it builds), the neighbour graph's build time,
 neighbour lookup latency for 100 documents, and first-stage Recall@10/@100 of the gold paragraphs
-for the original questions and the gold MuSiQue sub-questions (BM25 and dense).
+for the original questions and the gold MuSiQue sub-questions (BM25, dense, and their reciprocal
+rank fusion).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def main() -> None:
     print("\n## First-stage recall of the gold paragraphs")
     print("| query set | retriever | queries | R@10 | R@100 |")
     print("|---|---|---|---|---|")
-    for kind in ("bm25", "dense"):
+    for kind in ("bm25", "dense", "fused"):
         sets = {
             "MuSiQue questions": [(q.question, q.supporting_ids) for q in questions if q.dataset == "musique"],
             "2Wiki questions": [(q.question, q.supporting_ids) for q in questions if q.dataset == "2wiki"],

@@ -156,8 +156,11 @@ class Configuration(_Checked):
         "Served graphs: SUNAR_CHROMA_URL in the server's environment.",
     )
     # --- NAR (Algorithm 1) --------------------------------------------------------------------
-    first_stage: Literal["bm25", "dense"] = Field(
-        "bm25", description="First-stage retriever R: sparse BM25 (the paper uses sparse SPLADE) or dense."
+    first_stage: Literal["bm25", "dense", "fused"] = Field(
+        "fused",
+        description="First-stage retriever R: sparse BM25 (the paper uses sparse SPLADE), dense (the index's "
+        "embeddings in Chroma), or fused (reciprocal rank fusion of the two; it finds the most gold paragraphs "
+        "on the dev data, benchmarks/RESULTS.md).",
     )
     first_stage_depth: int = Field(100, ge=1, le=1000, description="Depth of the first-stage ranking R per sub-question.")
     batch_size: int = Field(16, ge=1, le=1000, description="b: documents scored per NAR batch.")

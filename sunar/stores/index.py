@@ -349,7 +349,10 @@ class Index:
         return self._embedder
 
     def first_stage(self, query: str, depth: int, kind: str = "bm25") -> list[tuple[str, float]]:
-        """The first-stage ranking R for ``query``: (id, score), best first."""
+        """The first-stage ranking R for ``query``: (id, score), best first. ``fused``: BM25's and
+        the dense ranking's reciprocal rank fusion (:func:`fuse`), each read to ``depth``."""
+        if kind == "fused":
+            return fuse([self.first_stage(query, depth, "bm25"), self.first_stage(query, depth, "dense")], depth)
         if kind == "dense":
             return self.store.query(self.embedder.embed([query])[0], min(depth, self.size))
         return self.bm25.search(query, depth)
@@ -359,3 +362,18 @@ class Index:
 
     def documents(self, ids: Sequence[str]) -> list[Document]:
         return self.store.get(ids)
+
+
+#: Reciprocal rank fusion's constant (Cormack et al., 2009): a document's fused score is
+#: sum over rankings of 1 / (RRF_K + rank), rank counted from 1.
+RRF_K = 60
+
+
+def fuse(rankings: Sequence[Sequence[tuple[str, float]]], depth: int) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion of rankings of (id, score): the top ``depth`` by fused score, ties
+    broken by the first ranking's order."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, (doc_id, _) in enumerate(ranking, start=1):
+            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused.items(), key=lambda item: -item[1])[:depth]

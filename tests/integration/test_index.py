@@ -16,7 +16,7 @@ from sunar.errors import IndexNotReady, ModelUnavailable, SunarError
 from sunar.models.embedder import Embedder
 from sunar.stores.chroma import ChromaStore, make_client
 from sunar.stores.corpus import read_corpus
-from sunar.stores.index import BUILD, MANIFEST, Index, build_index, collection_name
+from sunar.stores.index import BUILD, MANIFEST, Index, build_index, collection_name, fuse
 
 
 def test_demo_index_is_complete_and_answers(demo_index, demo_corpus):
@@ -28,6 +28,9 @@ def test_demo_index_is_complete_and_answers(demo_index, demo_corpus):
     assert index.documents([hits[0][0]])[0].title == "Ronnie Rocket"
     dense = index.first_stage("Where was David Lynch born?", 5, kind="dense")
     assert "David Lynch" in [d.title for d in index.documents([i for i, _ in dense])]
+    fused = index.first_stage("Where was David Lynch born?", 5, kind="fused")
+    bm25 = index.first_stage("Where was David Lynch born?", 5)
+    assert fused == fuse([bm25, dense], 5) and len(fused) == 5
     lynch = next(d.id for d in docs if d.title == "David Lynch")
     neighbours = index.neighbours(lynch)
     assert len(neighbours) == 10 and lynch not in [n for n, _ in neighbours]

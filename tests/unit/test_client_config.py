@@ -56,7 +56,7 @@ HOSTILE = [
     ({"confidence_samples": -1}, "configuration: confidence_samples must be from 0 to 100 (got -1)"),
     ({"profile": "gpu"}, "configuration: profile must be one of auto, paper, cpu (got 'gpu')"),
     ({"rescoring": "both"}, "configuration: rescoring must be one of paper, official (got 'both')"),
-    ({"first_stage": "splade"}, "configuration: first_stage must be one of bm25, dense (got 'splade')"),
+    ({"first_stage": "splade"}, "configuration: first_stage must be one of bm25, dense, fused (got 'splade')"),
     ({"evidence": [1, 2]}, "configuration: evidence must be a whole number (got [1, 2])"),
     ({"chain_check_after": "2.5"}, "configuration: chain_check_after must be a whole number (got '2.5')"),
     ({"answer_likelihood": "maybe"}, "configuration: answer_likelihood must be true or false (got 'maybe')"),

@@ -29,7 +29,7 @@ def test_the_embedded_model_gets_the_cpu_profile_unless_a_field_is_set():
     ("values", "message"),
     [
         ({"rescoring": "both"}, "configuration: rescoring must be one of paper, official (got 'both')"),
-        ({"first_stage": "splade"}, "configuration: first_stage must be one of bm25, dense (got 'splade')"),
+        ({"first_stage": "splade"}, "configuration: first_stage must be one of bm25, dense, fused (got 'splade')"),
         ({"budget": "abc"}, "configuration: budget must be a whole number (got 'abc')"),
         ({"budget": 0}, "configuration: budget must be from 1 to 10000 (got 0)"),
         ({"samples": 10**6}, "configuration: samples must be from 1 to 100 (got 1000000)"),

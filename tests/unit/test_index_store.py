@@ -216,3 +216,15 @@ def test_a_killed_runs_partial_file_is_removed_and_a_running_ones_kept(tmp_path)
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_reciprocal_rank_fusion_rewards_documents_both_rankings_find():
+    from sunar.stores.index import RRF_K, fuse
+
+    bm25 = [("a", 9.0), ("b", 8.0), ("c", 7.0)]
+    dense = [("c", 0.9), ("d", 0.8), ("a", 0.7)]
+    fused = fuse([bm25, dense], 3)
+    assert [d for d, _ in fused] == ["a", "c", "b"]  # a: ranks 1 and 3; c: 3 and 1 (tie, bm25's order); b: 2
+    assert fused[0][1] == pytest.approx(1 / (RRF_K + 1) + 1 / (RRF_K + 3))
+    assert fuse([bm25, []], 2) == [("a", 1 / (RRF_K + 1)), ("b", 1 / (RRF_K + 2))]
+    assert fuse([[], []], 5) == []
