@@ -178,6 +178,12 @@ class Configuration(_Checked):
     # --- answer sampling and uncertainty ------------------------------------------------------
     samples: int = Field(10, ge=1, le=100, description="m: answers sampled from the LLM per NAR batch.")
     temperature: float = Field(0.3, ge=0.0, le=2.0, description="Sampling temperature of the m answers.")
+    asu_skip_outranked: bool = Field(
+        True,
+        description="Sample no answers for a batch whose best score is already below the l-th best document found "
+        "for the sub-question: rescoring only lowers scores, so its answers could not change the evidence. "
+        "Off: every batch is sampled, as in the paper.",
+    )
     rescoring: Literal["paper", "official"] = Field(
         "paper",
         description="'paper': score / s (s = number of semantic sets). 'official': the official code's "

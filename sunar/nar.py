@@ -62,6 +62,18 @@ def stop_reason(state: dict[str, Any], cfg: Configuration) -> Stop | None:
     return None
 
 
+def outranked(state: dict[str, Any], cfg: Configuration) -> bool:
+    """Whether answer sampling can be skipped for the batch just scored: with ``asu_skip_outranked``,
+    its best score is no higher than the l-th best of R+ already. Rescoring only lowers scores and
+    ties keep the earlier document, so none of the batch can reach the top l (the sub-question's
+    evidence) whatever its answers; only the priority its neighbours get in N can differ."""
+    scored = state.get("scored") or {}
+    if not cfg.asu_skip_outranked or len(scored) < cfg.evidence:
+        return False
+    floor = sorted(scored.values(), reverse=True)[cfg.evidence - 1]
+    return max(state["batch"]["scores"], default=floor) <= floor
+
+
 def nar_goes_on(state: dict[str, Any], cfg: Configuration) -> bool:
     """Algorithm 1's loop condition."""
     return stop_reason(state, cfg) is None

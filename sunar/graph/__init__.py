@@ -6,6 +6,7 @@
     NAR loop (one sub-question; sunar.nar holds its rules):
         select_batch -> sample_answers -> cluster -> rescore -> update --(goes on)--> select_batch
                      (ASU: answer sampling, semantic sets, rescoring)         --(ends)--> answer_hop
+        select_batch -> update, when the batch is outranked (it cannot reach the evidence)
 
 Variants share the nodes and differ in structure:
   sunar         everything
@@ -30,7 +31,7 @@ from sunar.baselines.gensco import graph as gensco_graph
 from sunar.baselines.ra_isf import graph as ra_isf_graph
 from sunar.configuration import Configuration
 from sunar.errors import SunarError
-from sunar.nar import nar_goes_on
+from sunar.nar import nar_goes_on, outranked
 from sunar.nodes.answer_hop import answer_hop
 from sunar.nodes.ask import make_ask
 from sunar.nodes.cluster import cluster
@@ -76,6 +77,11 @@ def nar_edge(state: dict[str, Any], config: RunnableConfig) -> str:
     return "select_batch" if nar_goes_on(state, Configuration.from_runnable_config(config)) else "answer_hop"
 
 
+def asu_edge(state: dict[str, Any], config: RunnableConfig) -> str:
+    """ASU for the batch, unless it is outranked already (:func:`sunar.nar.outranked`)."""
+    return "update" if outranked(state, Configuration.from_runnable_config(config)) else "sample_answers"
+
+
 def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     """Compile a SUNAR variant (see the module docstring)."""
     v = VARIANTS[variant]
@@ -101,7 +107,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
         g.add_node("sample_answers", sample_answers)
         g.add_node("cluster", cluster)
         g.add_node("rescore", rescore)
-        g.add_edge("select_batch", "sample_answers")
+        g.add_conditional_edges("select_batch", asu_edge, ["sample_answers", "update"])
         g.add_edge("sample_answers", "cluster")
         g.add_edge("cluster", "rescore")
         g.add_edge("rescore", "update")

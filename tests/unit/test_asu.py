@@ -73,3 +73,31 @@ def test_table_nli_cache_counts():
     from sunar.models.nli import semantic_sets
 
     assert semantic_sets("q", ["x", "y", "X", "y"], nli) == [[0, 2], [1, 3]]
+
+
+def run_agreeing(scores, **config):
+    """Batches (a, b) then (c, d) whose samples all agree; returns (output, sampled prompts)."""
+    llm = scripted_llm(self_ask_script([f"Follow up: {SQ}", "So the final answer is: David Lynch"]), lambda q, i: "David Lynch")
+    res = resources(llm, TableScorer(scores), MemoryIndex(CORPUS, {SQ: RANKING}), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 4, "samples": 3, "evidence": 2, "rescoring": "paper", **config}
+    out = build_graph("sunar").invoke({"question": "Where was the director of Ronnie Rocket born?"}, {"configurable": cfg})
+    return out, [c for c in llm.calls if c.endswith(f"Question: {SQ}")]
+
+
+def test_a_batch_outranked_by_the_evidence_so_far_gets_no_answer_sampling():
+    """l = 2: after (a .8, b .6), the batch (c .5, d .3) cannot reach the top 2, so its ASU is skipped."""
+    out, prompts = run_agreeing({"a": 0.8, "b": 0.6, "c": 0.5, "d": 0.3})
+    first, second = out["hops"][0]["batches"]
+    assert len(first["answers"]) == 3 and "answers" not in second and "sets" not in second
+    assert second["rescored"] == second["scores"] == [0.5, 0.3]
+    assert [e["id"] for e in out["hops"][0]["evidence"]] == ["a", "b"]
+    off, sampled = run_agreeing({"a": 0.8, "b": 0.6, "c": 0.5, "d": 0.3}, asu_skip_outranked=False)
+    assert len(off["hops"][0]["batches"][1]["answers"]) == 3 and len(sampled) == len(prompts) + 3
+    assert [e["id"] for e in off["hops"][0]["evidence"]] == ["a", "b"]  # the same evidence either way
+
+
+@pytest.mark.parametrize(("c", "sampled"), [(0.61, True), (0.6, False)])
+def test_a_batch_that_could_enter_the_top_l_is_sampled(c, sampled):
+    """Only a score above the l-th best can enter (a tie keeps the earlier document)."""
+    out, _ = run_agreeing({"a": 0.8, "b": 0.6, "c": c, "d": 0.3})
+    assert ("answers" in out["hops"][0]["batches"][1]) is sampled
