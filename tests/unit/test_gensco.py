@@ -1,8 +1,10 @@
 """GenSco's graphs with scripted models: every stop condition, the greedy likelihood selection, the
-fall-backs, the output contract, and the log-likelihood plumbing (RecordedLLM, Resources)."""
+fall-backs, the output contract, the structured replies (each asked under its schema, read with a
+counted free-text fall-back), and the log-likelihood plumbing (RecordedLLM, Resources)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -10,7 +12,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources
+from fakes import MemoryIndex, TableNLI, TableScorer, counted, docs, resources
 from scripted import ScriptedLLM
 from sunar.baselines.gensco import prompts
 from sunar.baselines.gensco.graph import build_gensco
@@ -20,6 +22,7 @@ from sunar.graph import build_graph
 from sunar.models.ollama import OllamaLLM
 from sunar.models.recorded import RecordedLLM
 from sunar.prompts import answer as answer_prompt
+from sunar.prompts.structured import as_reply, gbnf, read_object
 from sunar.resources import Resources
 from sunar.stores.llm_cache import CallCache
 from sunar.usage import node
@@ -49,7 +52,9 @@ def last_title(prompt: str) -> str:
     return re.findall(r"^\[\d+\] (.*?):", prompt, re.MULTILINE)[-1]
 
 
-def generator(steps: list[str] | Callable[[int], str], final: str | Callable[[str], str] = "Missoula, Montana", samples: str = "Missoula, Montana") -> Callable[[str, int], str]:
+def generator(
+    steps: list[str] | Callable[[int], str], final: str | Callable[[str], str] = "Missoula, Montana", samples: str = "Missoula, Montana",
+) -> Callable[[str, int], str]:
     """Generator replies by step number; the final answer; the confidence samples."""
 
     def script(prompt: str, i: int) -> str:
@@ -82,8 +87,8 @@ def loglik_table(best: dict[str, str] | None = None, question: Callable[[int], f
     return loglik
 
 
-def run(steps=STEPS, variant="gensco", *, final="Missoula, Montana", loglik=None, index=None, scorer=None, **config):
-    llm = ScriptedLLM(generator(steps, final), loglik=loglik_table() if loglik is None else loglik)
+def run(steps=STEPS, variant="gensco", *, final="Missoula, Montana", samples="Missoula, Montana", loglik=None, index=None, scorer=None, **config):
+    llm = ScriptedLLM(generator(steps, final, samples), loglik=loglik_table() if loglik is None else loglik)
     index = index or MemoryIndex(CORPUS, default_ranking=[("d3", 4.0), ("d1", 3.0), ("d2", 2.0), ("d4", 1.0)])
     res = resources(llm, scorer or TableScorer({"d3": 0.9, "d1": 0.8, "d2": 0.7, "d4": 0.1}), index)
     cfg = {"configurable": {"resources": res, "samples": 2, **config}}
@@ -94,6 +99,12 @@ def run(steps=STEPS, variant="gensco", *, final="Missoula, Montana", loglik=None
 
 
 # --- parsing ------------------------------------------------------------------------------------
+
+
+def fallbacks(fn: Callable[[], object]) -> tuple[object, int]:
+    """(``fn()``, the parse fall-backs it counted)."""
+    result, usage = counted(fn)
+    return result, usage["parse_fallbacks"]
 
 
 @pytest.mark.parametrize(
@@ -116,6 +127,62 @@ def run(steps=STEPS, variant="gensco", *, final="Missoula, Montana", loglik=None
 )
 def test_parse_next(text, expected):
     assert parse_next(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"step": "sub-question", "text": "Who directed Ronnie Rocket?"}', ("sub_question", "Who directed Ronnie Rocket?")),
+        ('{"step": "sub-question", "text": "Sub-question 3: Who is X?"}', ("sub_question", "Who is X?")),
+        ('{"step": "sub-question", "text": "Where was David Lynch born"}', ("sub_question", "Where was David Lynch born")),
+        ('{"step": "sub-question", "text": " ?"}', ("invalid", "?")),
+        ('{"step": "sub-question", "text": "[ENOUGH]"}', ("enough", "")),
+        ('{"step": "enough", "text": "the passages answer the question"}', ("enough", "")),
+        ('Sure. {"step": "enough", "text": "Missoula"}', ("enough", "")),
+    ],
+)
+def test_parse_next_reads_the_object_first_without_fall_back(text, expected):
+    assert fallbacks(lambda: parse_next(text)) == (expected, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Sub-question: Who directed Ronnie Rocket?", ("sub_question", "Who directed Ronnie Rocket?")),
+        ("[ENOUGH]", ("enough", "")),
+        ('{"step": "maybe", "text": "Who is X?"}', ("invalid", '{"step": "maybe", "text": "Who is X?"}')),  # not the schema's
+        ('{"step": "sub-question", "text": "Who is', ("sub_question", "Who is")),  # cut by the token limit: salvaged
+    ],
+)
+def test_parse_next_reads_any_other_reply_as_free_text_and_counts_it(text, expected):
+    assert fallbacks(lambda: parse_next(text)) == (expected, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "counted_fallbacks"),
+    [
+        ('{"answer": "Missoula, Montana."}', "Missoula, Montana", 0),
+        ('{"answer": "I don\'t know"}', "unknown", 0),
+        ('{"answer": " "}', "", 0),  # blank: asked again
+        ("Answer: Missoula\nbecause ...", "Missoula", 1),
+        ("  ", "", 1),
+    ],
+)
+def test_read_final(text, expected, counted_fallbacks):
+    assert fallbacks(lambda: prompts.read_final(text)) == (expected, counted_fallbacks)
+
+
+def test_the_worked_examples_are_what_the_grammar_allows():
+    gbnf(prompts.SCHEMA)  # a bounded grammar exists
+    replies = [m.content for m in prompts.next_messages(QUESTION, []) if m.type == "ai"]
+    assert len(replies) == sum(len(steps) + 1 for _, steps in prompts.EXAMPLES)
+    for reply in replies:
+        found = json.loads(reply)
+        assert read_object(reply, prompts.SCHEMA) == found and reply == as_reply(**found)
+        assert all(len(v) <= prompts.SCHEMA["properties"][k].get("maxLength", 99) for k, v in found.items())
+    assert json.loads(replies[-1]) == {"step": prompts.END, "text": prompts.END_TEXT}
+    for text in (prompts.next_messages(QUESTION, [])[-1].content, prompts.ANSWER_SYSTEM, prompts.ANSWER_AGAIN):
+        assert '"step": "sub-question"' in text or '{"answer": "..."}' in text
 
 
 def test_long_passages_are_cut_in_prompts():
@@ -269,6 +336,52 @@ def test_empty_final_answer_is_asked_again():
 def test_empty_final_answer_twice_is_unknown():
     out, _, _ = run(final="")
     assert out["answer"] == "unknown" and any("empty twice" in n for n in out["notes"])
+
+
+# --- structured replies ---------------------------------------------------------------------------
+
+#: The generator's replies as one decoding under their schemas writes them.
+JSON_STEPS = [
+    as_reply(step=prompts.ASK, text="Who directed Ronnie Rocket?"),
+    as_reply(step=prompts.ASK, text="Where was David Lynch born?"),
+    as_reply(step=prompts.END, text=prompts.END_TEXT),
+]
+JSON_ANSWER = as_reply(answer="Missoula, Montana")
+
+
+def schema_of(prompt: str) -> dict:
+    """The schema a GenSco prompt's reply is asked under: a step's, or the short answer's."""
+    return prompts.SCHEMA if prompt.startswith(prompts.SYSTEM) else answer_prompt.SCHEMA
+
+
+@pytest.mark.parametrize("variant", ["gensco", "gensco_stop"])
+def test_every_reply_is_asked_under_its_schema_and_read_without_fall_back(variant):
+    out, _, llm = run(JSON_STEPS, variant, final=JSON_ANSWER, samples=JSON_ANSWER)
+    assert out["answer"] == "Missoula, Montana" and out["usage"]["parse_fallbacks"] == 0
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+    assert len(llm.schemas) == len(llm.calls) == 3 + 1 + 2  # three steps, the final answer, two samples
+    assert llm.schemas == [schema_of(p) for p in llm.calls]
+    assert prompts.SCHEMA in llm.schemas and prompts.ANSWER_SCHEMA is answer_prompt.SCHEMA
+
+
+def test_structured_output_off_asks_without_schemas_and_reads_the_same():
+    out, _, llm = run(JSON_STEPS, final=JSON_ANSWER, samples=JSON_ANSWER, structured_output=False)
+    assert set(llm.schemas) == {None} and len(llm.schemas) == 6
+    assert out["answer"] == "Missoula, Montana" and len(out["hops"]) == 2 and out["usage"]["parse_fallbacks"] == 0
+
+
+def test_free_text_replies_are_read_and_counted_as_fall_backs():
+    out, _, _ = run()  # STEPS and the answers in free text
+    assert out["answer"] == "Missoula, Montana" and len(out["hops"]) == 2
+    assert out["usage"]["parse_fallbacks"] == 3 + 1 + 2
+
+
+def test_a_blank_json_answer_is_asked_again_under_the_schema():
+    again = as_reply(answer="Helena")
+    out, _, llm = run(JSON_STEPS, final=lambda p: again if p.endswith(prompts.ANSWER_AGAIN) else as_reply(answer=" "), samples=JSON_ANSWER)
+    assert out["answer"] == "Helena" and any("asked again" in n for n in out["notes"])
+    retry = llm.calls.index(next(p for p in llm.calls if p.endswith(prompts.ANSWER_AGAIN)))
+    assert llm.schemas[retry] == llm.schemas[retry - 1] == answer_prompt.SCHEMA and out["usage"]["parse_fallbacks"] == 0
 
 
 def test_a_backend_without_log_likelihoods_is_one_clear_error():

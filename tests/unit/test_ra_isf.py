@@ -1,8 +1,10 @@
 """RA-ISF's graph with scripted models: every branch of the self-feedback loop, the depth limit,
-the frame cap, the fall-backs for broken or unusable replies, and the output contract."""
+the frame cap, the fall-backs for broken or unusable replies, the structured replies (each asked
+under its schema, read with a counted free-text fall-back), and the output contract."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -10,7 +12,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from fakes import MemoryIndex, TableScorer, docs, resources
+from fakes import MemoryIndex, TableScorer, counted, docs, resources
 from scripted import ScriptedLLM
 from sunar.baselines.ra_isf import prompts
 from sunar.baselines.ra_isf.graph import RECURSION_LIMIT
@@ -18,6 +20,7 @@ from sunar.baselines.ra_isf.nodes import MAX_FRAMES
 from sunar.baselines.ra_isf.prompts import parse_sub_questions
 from sunar.graph import build_graph
 from sunar.prompts import answer as answer_prompt
+from sunar.prompts.structured import as_reply, gbnf, read_object
 
 Q = "Where was the director of film Ronnie Rocket born?"
 DIRECTOR, BIRTHPLACE = "Who directed Ronnie Rocket?", "Where was David Lynch born?"
@@ -361,6 +364,123 @@ def test_parse_drops_a_parent_question_too():
     parent = "Who directed Ronnie Rocket?"
     subs, _ = parse_sub_questions(f"1. {parent}\n2. When was it made?", ["What is Ronnie Rocket?", parent])
     assert subs == ["When was it made?"]
+
+
+def fallbacks(fn) -> tuple[object, int]:
+    """(``fn()``, the parse fall-backs it counted)."""
+    result, usage = counted(fn)
+    return result, usage["parse_fallbacks"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"sub_questions": "1. Who directed X? 2. Where was #1 born?"}', ["Who directed X?", "Where was #1 born?"]),
+        ('{"sub_questions": "1. Who directed X?\\n2. Where was #1 born?"}', ["Who directed X?", "Where was #1 born?"]),
+        ('{"sub_questions": "Who directed X? Where was #1 born?"}', ["Who directed X?", "Where was #1 born?"]),
+        ('{"sub_questions": "1) Who directed X? Answer: Lynch 2) Where was #1 born"}', ["Who directed X?", "Where was #1 born"]),
+        ('{"sub_questions": "1. What film came out in 1999? 2. Who directed #1?"}', ["What film came out in 1999?", "Who directed #1?"]),
+        ('{"sub_questions": "1. Where was the director of X born? 2. Who directed X? 3. Where was #2 born?"}', ["Who directed X?", "Where was #1 born?"]),
+        ('{"sub_questions": "The director is Lynch."}', []),
+    ],
+)
+def test_parse_sub_questions_reads_the_object_first_without_fall_back(text, expected):
+    assert fallbacks(lambda: parse_sub_questions(text, ["Where was the director of X born?"])[0]) == (expected, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1. Who directed X?\n2. Where was #1 born?", ["Who directed X?", "Where was #1 born?"]),
+        ('{"sub_questions": "1. Who directed X? 2. Where was', ["Who directed X?", "Where was"]),  # cut: salvaged
+        ('{"step": "Who directed X"}', []),  # another object: no line of it is a sub-question
+        ("", []),
+    ],
+)
+def test_parse_sub_questions_reads_any_other_reply_as_free_text_and_counts_it(text, expected):
+    assert fallbacks(lambda: parse_sub_questions(text, ["Where was the director of X born?"])[0]) == (expected, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "counted_fallbacks"),
+    [('{"answer": "Missoula, Montana."}', "Missoula, Montana", 0), ('{"answer": "unknown"}', "unknown", 0), ("Short answer: Missoula", "Missoula", 1)],
+)
+def test_answers_are_read_as_short_answers(text, expected, counted_fallbacks):
+    assert fallbacks(lambda: prompts.read_answer(text)) == (expected, counted_fallbacks)
+
+
+def test_the_worked_examples_are_what_the_grammar_allows():
+    gbnf(prompts.SCHEMA)  # a bounded grammar exists
+    passages = [{"title": "T", "text": "x"}]
+    cases = [
+        (prompts.decompose_messages(Q), prompts.SCHEMA),
+        (prompts.passage_answer_messages(Q, passages, guess=False), prompts.ANSWER_SCHEMA),
+        (prompts.passage_answer_messages(Q, passages, guess=True), prompts.ANSWER_SCHEMA),
+        (prompts.compose_messages(Q, [(DIRECTOR, "David Lynch")]), prompts.ANSWER_SCHEMA),
+    ]
+    for messages, schema in cases:
+        replies = [m.content for m in messages if m.type == "ai"]
+        assert replies and '{"' in messages[0].content  # the rule asks for the object
+        for reply in replies:
+            found = json.loads(reply)
+            assert read_object(reply, schema) == found and reply == as_reply(**found)
+            assert all(len(v) <= schema["properties"][k]["maxLength"] for k, v in found.items())
+    assert '{"answer": "unknown"}' in prompts.SELF_ANSWER_SYSTEM and prompts.ANSWER_SCHEMA is answer_prompt.SCHEMA
+    decomposed = [parse_sub_questions(r.content, [q])[0] for r, (q, _) in zip(cases[0][0][2::2], prompts.DECOMPOSE_EXAMPLES, strict=True)]
+    assert decomposed == [subs for _, subs in prompts.DECOMPOSE_EXAMPLES]
+
+
+class JsonModel(Model):
+    """The same replies, as one decoding under their schemas writes them (the judges stay words)."""
+
+    def __call__(self, prompt: str, i: int) -> str:
+        reply = super().__call__(prompt, i)
+        kind = self.asked[-1][0]
+        if kind in ("know", "relevance"):
+            return reply
+        if kind == "decompose":
+            return as_reply(sub_questions=" ".join(reply.splitlines()))
+        return as_reply(answer=reply)
+
+
+def schema_of(prompt: str) -> dict:
+    """The schema an RA-ISF prompt's reply is asked under: the decomposition's, or a short answer's."""
+    return prompts.SCHEMA if prompt.startswith(prompts.DECOMPOSE_SYSTEM) else answer_prompt.SCHEMA
+
+
+@pytest.mark.parametrize(
+    ("model", "rankings", "default"),
+    [
+        (lambda: lynch_model(), LYNCH_RANKINGS, None),  # decomposition, passage answers, composition
+        (lambda: Model(known={Q: "Missoula, Montana"}), None, None),  # from memory
+        (lambda: Model(decompositions={Q: "no idea"}, from_passages={Q: "Missoula, Montana"}), None, ["d3"]),  # a leaf
+    ],
+)
+def test_every_reply_is_asked_under_its_schema_and_read_without_fall_back(model, rankings, default):
+    expected = model()
+    res = setup(JsonModel(**vars(expected)), rankings, default)
+    out = build_graph("ra_isf").invoke({"question": Q}, {"configurable": {"resources": res, "samples": 2}})
+    llm = res.llm.inner
+    assert out["answer"] == "Missoula, Montana" and out["usage"]["parse_fallbacks"] == 0
+    assert None not in llm.schemas and llm.schemas == [schema_of(p) for p in llm.calls]
+    free = setup(expected, rankings, default)  # the same model in free text: the same run, read by the fall-backs
+    again = build_graph("ra_isf").invoke({"question": Q}, {"configurable": {"resources": free, "samples": 2}})
+    assert (again["answer"], again["reasoning_path"]) == (out["answer"], out["reasoning_path"])
+    assert again["usage"]["parse_fallbacks"] == len(llm.calls)
+
+
+def test_structured_output_off_asks_without_schemas_and_reads_the_same():
+    res = setup(JsonModel(**vars(lynch_model())), LYNCH_RANKINGS)
+    out = build_graph("ra_isf").invoke({"question": Q}, {"configurable": {"resources": res, "samples": 2, "structured_output": False}})
+    assert set(res.llm.inner.schemas) == {None} and len(res.llm.inner.schemas) == 1 + 2 + 1 + 2
+    assert out["answer"] == "Missoula, Montana" and len(out["hops"]) == 2 and out["usage"]["parse_fallbacks"] == 0
+
+
+def test_a_json_unknown_from_memory_falls_back_to_retrieval():
+    model = JsonModel(known={Q: "unknown"}, relevant={(Q, "David Lynch")}, from_passages={Q: "Missoula, Montana"})
+    out, seq, _ = run(model, default=["d2"])
+    assert seq[3:7] == ["self_knowledge", "answer", "retrieve", "relevance"] and out["answer"] == "Missoula, Montana"
+    assert any("answer from memory was unusable" in n for n in out["notes"]) and out["usage"]["parse_fallbacks"] == 0
 
 
 # --- the output contract -------------------------------------------------------------------------

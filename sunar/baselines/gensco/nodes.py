@@ -21,9 +21,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.baselines.gensco import prompts
-from sunar.baselines.gensco.prompts import parse_next
+from sunar.baselines.gensco.prompts import ANSWER_SCHEMA, SCHEMA, parse_next, read_final
 from sunar.configuration import Configuration
-from sunar.prompts.answer import UNKNOWN, clean_answer
+from sunar.prompts.answer import UNKNOWN
 from sunar.resources import resources
 from sunar.state import Batch, Evidence, Hop
 from sunar.text import normalize_answer
@@ -47,7 +47,7 @@ def propose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return {"sub_question": "", "halt": "hop_limit", "notes": [note]}
     reply = resources(config).llm.generate(
         prompts.next_messages(question, steps_of(hops)), temperature=0.0, max_tokens=min(cfg.max_tokens, 64),
-        stop=["\nPassage"], config=config,
+        stop=["\nPassage"], config=config, schema=cfg.reply_schema(SCHEMA),
     )
     kind, text = parse_next(str(reply.content))
     if kind == "sub_question":
@@ -141,12 +141,12 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     llm = resources(config).llm
     messages = prompts.answer_messages(state["question"], state.get("evidence") or [])
-    limit = min(cfg.max_tokens, 48)
-    reply = str(llm.generate(messages, temperature=0.0, max_tokens=limit, config=config).content)
-    if reply.strip():
-        return {"answer": clean_answer(reply)}
+    limit, schema = min(cfg.max_tokens, 48), cfg.reply_schema(ANSWER_SCHEMA)
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=limit, config=config, schema=schema).content)
+    if found := read_final(reply):
+        return {"answer": found}
     again = [*messages, AIMessage(reply), HumanMessage(prompts.ANSWER_AGAIN)]
-    retry = str(llm.generate(again, temperature=0.0, max_tokens=limit, config=config).content)
-    if retry.strip():
-        return {"answer": clean_answer(retry), "notes": ["GenSco's final answer was empty; asked again for the short answer"]}
+    retry = str(llm.generate(again, temperature=0.0, max_tokens=limit, config=config, schema=schema).content)
+    if found := read_final(retry):
+        return {"answer": found, "notes": ["GenSco's final answer was empty; asked again for the short answer"]}
     return {"answer": UNKNOWN, "notes": ["GenSco's final answer was empty twice; the answer is unknown"]}

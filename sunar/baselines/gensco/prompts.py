@@ -1,8 +1,13 @@
-"""GenSco's prompts and the reader of its generator's reply.
+"""GenSco's prompts and the readers of its generator's replies.
 
-The generator proposes the next sub-question (or the end keyword) and answers from the selected
+The generator proposes the next sub-question (or says it has enough) and answers from the selected
 passage sequence; the scorer LLM's prompts are built so that a given text (a sub-question, the
 question) follows them directly, for its log-likelihood.
+
+A step is the JSON object :data:`SCHEMA`: ``{"step": "sub-question" | "enough", "text": ...}``;
+the final answer is :data:`sunar.prompts.answer.SCHEMA`. The transcript the generator reads keeps
+GenSco's own lines ("Sub-question i", "Passage i"), and a reply that is not the object is read as
+those lines (a counted parse fall-back).
 """
 
 from __future__ import annotations
@@ -13,10 +18,17 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from sunar.prompts.answer import SCHEMA as ANSWER_SCHEMA  # the final answer's, as every short answer's
+from sunar.prompts.answer import clean_answer
 from sunar.prompts.steps import read_step
+from sunar.prompts.structured import as_reply, object_schema, read_object
 
-#: The generator writes one of these: a sub-question, or the end keyword when it has enough.
-SUB_QUESTION, ENOUGH = "Sub-question:", "[ENOUGH]"
+#: A step's two kinds, as the reply names them: a sub-question, or the end when the generator has
+#: enough (the paper's <FIN></FIN>), whose text is always this one.
+ASK, END = "sub-question", "enough"
+END_TEXT = "the passages answer the question"
+#: The sub-question and the JSON around it stay within propose's 64 tokens.
+SCHEMA = object_schema(step=(ASK, END), text=150)
 
 #: Passages longer than this are cut (with "...") in GenSco's prompts: every candidate costs the
 #: scorer LLM one pass over its text, and a prompt must fit the model's context.
@@ -26,7 +38,7 @@ SYSTEM = (
     "You find the passages that answer a complex question, one step at a time. At each step write "
     "one simple sub-question asking for the next fact you need; a passage answering it is then found "
     "for you. Later sub-questions use the names found in the passages so far. When the passages "
-    f"found so far are enough to answer the question, write {ENOUGH} instead."
+    "found so far are enough to answer the question, say that they are enough instead."
 )
 
 #: Invented worked examples: (question, [(sub-question, passage title, passage text), ...]). Each
@@ -57,10 +69,13 @@ EXAMPLES: list[tuple[str, list[tuple[str, str, str]]]] = [
     ),
 ]
 
-_NEXT_LINE = f"Write only the next line: '{SUB_QUESTION} <one simple question>', or {ENOUGH} if the passages answer the question."
+_NEXT_LINE = (
+    f"Reply with the next step only, as JSON: {as_reply(step=ASK, text='<one simple question>')}, "
+    f"or {as_reply(step=END, text=END_TEXT)} if the passages answer the question."
+)
 
 #: Sent once when the final answer came back empty.
-ANSWER_AGAIN = "Write the short answer only: a name, place, date or number."
+ANSWER_AGAIN = f"Reply with {as_reply(answer='...')} holding the short answer only: a name, place, date or number."
 
 
 def passage(title: str, text: str) -> str:
@@ -85,15 +100,16 @@ def next_messages(question: str, steps: Sequence[tuple[str, str, str]]) -> list[
     for example, example_steps in EXAMPLES:
         for i in range(len(example_steps) + 1):
             messages.append(HumanMessage(f"{transcript(example, example_steps[:i])}\n\n{_NEXT_LINE}"))
-            messages.append(AIMessage(f"{SUB_QUESTION} {example_steps[i][0]}" if i < len(example_steps) else ENOUGH))
+            done = i == len(example_steps)
+            messages.append(AIMessage(as_reply(step=END, text=END_TEXT) if done else as_reply(step=ASK, text=example_steps[i][0])))
     messages.append(HumanMessage(f"{transcript(question, steps)}\n\n{_NEXT_LINE}"))
     return messages
 
 
 ANSWER_SYSTEM = (
     "Answer the complex question from the passages, which were found for it step by step, in this "
-    "order. Reply with the short answer only (a name, place, date or a few words), no sentence. If "
-    "the passages do not say, give your best guess."
+    f"order. Reply with a JSON object {as_reply(answer='...')} holding the short answer only (a name, "
+    "place, date or a few words), no sentence. If the passages do not say, give your best guess."
 )
 
 
@@ -102,7 +118,7 @@ def answer_messages(question: str, passages: Sequence[dict]) -> list[BaseMessage
     block = "\n".join(f"[{i}] {passage(p['title'], p['text'])}" for i, p in enumerate(passages, start=1))
     return [
         SystemMessage(ANSWER_SYSTEM),
-        HumanMessage(f"Passages:\n{block or '(no passages found)'}\n\nQuestion: {question}\nShort answer:"),
+        HumanMessage(f"Passages:\n{block or '(no passages found)'}\n\nQuestion: {question}"),
     ]
 
 
@@ -135,17 +151,33 @@ def question_messages(steps: Sequence[tuple[str, str, str]]) -> list[BaseMessage
     return [SystemMessage(QUESTION_SYSTEM), HumanMessage(f"Simple questions and their passages:\n{block}")]
 
 
-
 Step = tuple[Literal["sub_question", "enough", "invalid"], str]
 _SUB = re.compile(r"^\W*(?:sub[\s-]*question|follow[\s-]*up(?:\s+question)?)\s*\d*\W*?:\W*?\s*(.*)$", re.IGNORECASE)
 _ENOUGH = re.compile(r"\[\s*enough\s*\]|^\W*enough\b|^\W*(?:so\s+)?the\s+final\s+answer\b|^\W*final\s+answer\b", re.IGNORECASE)
 
 
 def parse_next(text: str) -> Step:
-    """Read the first non-empty line of the generator's reply.
+    """Read the generator's step: ("sub_question", question), ("enough", "") or ("invalid", text).
 
-    Returns ("sub_question", question), ("enough", "") or ("invalid", the line). The end keyword
-    may come bracketed or not; a final answer ("So the final answer is ...") also says the
-    generator has enough. A bare line ending in "?" is read as a sub-question."""
+    A :data:`SCHEMA` object says which it is (a sub-question without a letter or digit is invalid;
+    one that is only the end keyword says enough). Any other reply is read by its first non-empty
+    line, the way GenSco writes it: the end keyword, bracketed or not ("[ENOUGH]"), or a final
+    answer ("So the final answer is ...") says the generator has enough; "Sub-question: ..." or a
+    bare line ending in "?" is a sub-question."""
+    if (step := read_object(text, SCHEMA)) is not None:
+        said = step["text"].strip()
+        if step["step"] == END or _ENOUGH.match(said):
+            return "enough", ""
+        if (m := _SUB.match(said)) is not None:  # the label written again inside the text
+            said = m.group(1).strip()
+        return ("sub_question", said) if any(ch.isalnum() for ch in said) else ("invalid", said)
     kind, text = read_step(text, end=lambda line: "" if _ENOUGH.search(line) else None, ask=_SUB)
     return {"end": "enough", "ask": "sub_question", "invalid": "invalid"}[kind], text  # type: ignore[return-value]
+
+
+def read_final(text: str) -> str:
+    """The final answer of an :data:`~sunar.prompts.answer.SCHEMA` reply (any other reply is read
+    as free text), or "" when it is blank, which is asked once more."""
+    found = read_object(text, ANSWER_SCHEMA)
+    said = found["answer"] if found is not None else str(text)
+    return clean_answer(said) if said.strip() else ""

@@ -26,10 +26,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.baselines.ra_isf import prompts
-from sunar.baselines.ra_isf.prompts import REFERENCE, parse_sub_questions
+from sunar.baselines.ra_isf.prompts import ANSWER_SCHEMA, REFERENCE, SCHEMA, parse_sub_questions, read_answer
 from sunar.baselines.ra_isf.state import Basis, Frame, FrameStage
 from sunar.configuration import Configuration
-from sunar.prompts.answer import UNKNOWN, clean_answer
+from sunar.prompts.answer import UNKNOWN
 from sunar.resources import resources
 from sunar.state import Evidence, Hop, evidence_of
 from sunar.text import restates
@@ -230,8 +230,10 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if not used:
             return {"frames": _put(frames, frame, **settle(frame, UNKNOWN, "leaf")), "notes": [f"nothing to answer {question!r} from; answered unknown"]}
         messages = prompts.passage_answer_messages(question, used, guess=True)
-    reply = resources(config).llm.generate(messages, temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config)
-    text = clean_answer(str(reply.content))
+    reply = resources(config).llm.generate(
+        messages, temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config, schema=cfg.reply_schema(ANSWER_SCHEMA),
+    )
+    text = read_answer(str(reply.content))
     if usable(text, question):
         return {"frames": _put(frames, frame, **settle(frame, text, basis, used))}
     if basis == "self":
@@ -260,7 +262,9 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     room = min(MAX_SUB_QUESTIONS, MAX_FRAMES - len(frames))
     if room <= 0:
         return {"frames": _put(frames, frame, **leaf), "notes": [f"frame cap ({MAX_FRAMES}) reached; {question!r} answered as a leaf"]}
-    reply = resources(config).llm.generate(prompts.decompose_messages(question), temperature=0.0, max_tokens=cfg.max_tokens, config=config)
+    reply = resources(config).llm.generate(
+        prompts.decompose_messages(question), temperature=0.0, max_tokens=cfg.max_tokens, config=config, schema=cfg.reply_schema(SCHEMA),
+    )
     subs, notes = parse_sub_questions(str(reply.content), _ancestors(frames, frame))
     if not subs:
         notes.append(f"the decomposition of {question!r} gave no usable sub-question ({str(reply.content)[:80]!r}); answered as a leaf")
@@ -284,8 +288,11 @@ def compose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     solved = [(frames[c]["question"], frames[c]["answer"]) for c in frame["children"]]
     if all(a == UNKNOWN for _, a in solved):
         return {"frames": _put(frames, frame, **leaf), "notes": [f"every sub-question of {question!r} is unknown; answered as a leaf"]}
-    reply = resources(config).llm.generate(prompts.compose_messages(question, solved), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config)
-    text = clean_answer(str(reply.content))
+    reply = resources(config).llm.generate(
+        prompts.compose_messages(question, solved), temperature=0.0, max_tokens=min(cfg.max_tokens, 48), config=config,
+        schema=cfg.reply_schema(ANSWER_SCHEMA),
+    )
+    text = read_answer(str(reply.content))
     if not usable(text, question):
         return {"frames": _put(frames, frame, **leaf), "notes": [f"no usable answer composed for {question!r} ({str(reply.content)[:60]!r}); answered as a leaf"]}
     used = pooled_evidence(frames, frame["children"], max(1, cfg.evidence))

@@ -1,5 +1,10 @@
 """RA-ISF's prompts: the self-knowledge and relevance judges (read through the log-probabilities
-of :data:`LABELS`), decomposition into sub-questions (and its reader), and the answer prompts."""
+of :data:`LABELS`), decomposition into sub-questions (and its reader), and the answer prompts.
+
+The decomposition's reply is the JSON object :data:`SCHEMA`, its sub-questions numbered in one
+string; every answer's is :data:`ANSWER_SCHEMA`, the short answer's
+(:data:`sunar.prompts.answer.SCHEMA`). A reply that is not the object is read as free text,
+the way these prompts were answered before (a counted parse fall-back)."""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from sunar.prompts import answer
 from sunar.prompts.answer import documents_block
+from sunar.prompts.structured import as_reply, object_schema, read_object
 from sunar.text import normalize_answer, restates
 
 #: The judges reply with one of these words; their log-probabilities decide (yes must beat no).
@@ -79,11 +86,14 @@ def relevance_messages(question: str, passage: dict) -> list[BaseMessage]:
     return messages
 
 
+#: Four sub-questions of the examples' length, and the JSON around them, fit the cpu profile's 128 tokens.
+SCHEMA = object_schema(sub_questions=300)
+
 DECOMPOSE_SYSTEM = (
-    "You break a complex question into simple sub-questions that can each be looked up. Write one "
-    "sub-question per line, numbered 1., 2., and so on: two to four of them. When a sub-question needs "
-    "the answer of an earlier one, write #1, #2, ... in its place. Never repeat the whole question. "
-    "Write nothing else."
+    "You break a complex question into simple sub-questions that can each be looked up. Reply with "
+    f"a JSON object {as_reply(sub_questions='1. ... 2. ...')} listing two to four sub-questions, "
+    "numbered 1., 2., and so on. When a sub-question needs the answer of an earlier one, write #1, "
+    "#2, ... in its place. Never repeat the whole question. Write nothing else."
 )
 
 #: Invented worked examples: (question, sub-questions).
@@ -101,39 +111,51 @@ DECOMPOSE_EXAMPLES: list[tuple[str, list[str]]] = [
         ["In which country is Velland Motors based?", "What is the capital of #1?", "What river flows through #2?"],
     ),
 ]
-DECOMPOSE_QUERY = "Question: {q}\nSub-questions:"
+DECOMPOSE_QUERY = "Question: {q}"
+
+
+def numbered(sub_questions: Sequence[str]) -> str:
+    """Sub-questions as the reply lists them: "1. ... 2. ..."."""
+    return " ".join(f"{i}. {s}" for i, s in enumerate(sub_questions, start=1))
 
 
 def decompose_messages(question: str) -> list[BaseMessage]:
-    """Decomposition: the rule, the worked examples as turns, the question (numbered lines)."""
+    """Decomposition: the rule, the worked examples as turns, the question (a :data:`SCHEMA` reply)."""
     messages: list[BaseMessage] = [SystemMessage(DECOMPOSE_SYSTEM)]
     for q, subs in DECOMPOSE_EXAMPLES:
-        messages += [
-            HumanMessage(DECOMPOSE_QUERY.format(q=q)),
-            AIMessage("\n".join(f"{i}. {s}" for i, s in enumerate(subs, start=1))),
-        ]
+        messages += [HumanMessage(DECOMPOSE_QUERY.format(q=q)), AIMessage(as_reply(sub_questions=numbered(subs)))]
     messages.append(HumanMessage(DECOMPOSE_QUERY.format(q=question)))
     return messages
 
 
-_SHORT = "Reply with the short answer only (a name, place, date, number or a few words), no sentence."
+#: Every answer (from memory, from passages, composed) is a short answer's JSON object, read as
+#: every short answer the product asks for is.
+ANSWER_SCHEMA, read_answer = answer.SCHEMA, answer.read_answer
 
-SELF_ANSWER_SYSTEM = f"Answer the question from your own knowledge. {_SHORT} If you do not know, reply: unknown."
+_REPLY = f"Reply with a JSON object {as_reply(answer='...')} holding"
+#: The reply when the model does not know.
+_UNKNOWN = as_reply(answer="unknown")
+
+SELF_ANSWER_SYSTEM = (
+    f"Answer the question from your own knowledge. {_REPLY} the short answer only (a name, place, date, "
+    f"number or a few words), no sentence. If you do not know, reply {_UNKNOWN}."
+)
 
 
 def self_answer_messages(question: str) -> list[BaseMessage]:
-    return [SystemMessage(SELF_ANSWER_SYSTEM), HumanMessage(f"Question: {question}\nShort answer:")]
+    return [SystemMessage(SELF_ANSWER_SYSTEM), HumanMessage(f"Question: {question}")]
 
 
 PASSAGE_ANSWER_SYSTEM = (
-    "Answer the question from the passages with the short answer only (a name, place, date, number "
+    f"Answer the question from the passages. {_REPLY} the short answer only (a name, place, date, number "
     "or a few words), no sentence."
 )
 #: Measured on the demo question with the 1.5B model: "reply unknown if the passages do not say",
 #: or a worked example answering "unknown", made it answer "unknown" even where the passage implies
 #: the answer ("Who directed Ronnie Rocket?" from "Lynch developed the script"); this wording with
 #: the one implied-answer example answers that and still says "unknown" to an unrelated question.
-STRICT = "If no passage is about it at all, reply: unknown."
+#: (Measured in free text, "reply: unknown"; as JSON the 0.5B model still answers "David Lynch".)
+STRICT = f"If no passage is about it at all, reply {_UNKNOWN}."
 GUESS = "If the passages do not say, give your best guess."
 
 #: Invented worked example for the passage answer: (passages, question, answer), the answer implied.
@@ -146,7 +168,7 @@ PASSAGE_EXAMPLE: tuple[list[dict], str, str] = (
 
 
 def _passage_query(question: str, passages: Sequence[dict]) -> str:
-    return f"Passages:\n{documents_block(passages)}\n\nQuestion: {question}\nShort answer:"
+    return f"Passages:\n{documents_block(passages)}\n\nQuestion: {question}"
 
 
 def passage_answer_messages(question: str, passages: Sequence[dict], guess: bool) -> list[BaseMessage]:
@@ -156,14 +178,14 @@ def passage_answer_messages(question: str, passages: Sequence[dict], guess: bool
     return [
         SystemMessage(f"{PASSAGE_ANSWER_SYSTEM} {GUESS if guess else STRICT}"),
         HumanMessage(_passage_query(example, shown)),
-        AIMessage(reply),
+        AIMessage(as_reply(answer=reply)),
         HumanMessage(_passage_query(question, passages)),
     ]
 
 
 COMPOSE_SYSTEM = (
-    "Answer a complex question from the answers to its sub-questions. Reply with the short answer "
-    "only (a name, place, date, number, yes or no), no sentence. If the answers are not enough, reply: unknown."
+    f"Answer a complex question from the answers to its sub-questions. {_REPLY} the short answer "
+    f"only (a name, place, date, number, yes or no), no sentence. If the answers are not enough, reply {_UNKNOWN}."
 )
 #: One invented worked example: (question, [(sub-question, answer), ...], answer).
 COMPOSE_EXAMPLE: tuple[str, list[tuple[str, str]], str] = (
@@ -180,7 +202,7 @@ COMPOSE_EXAMPLE: tuple[str, list[tuple[str, str]], str] = (
 
 def _compose_query(question: str, solved: Sequence[tuple[str, str]]) -> str:
     lines = "\n".join(f"{i}. {q} -> {a}" for i, (q, a) in enumerate(solved, start=1))
-    return f"Question: {question}\nSub-questions and answers:\n{lines}\nShort answer:"
+    return f"Question: {question}\nSub-questions and answers:\n{lines}"
 
 
 def compose_messages(question: str, solved: Sequence[tuple[str, str]]) -> list[BaseMessage]:
@@ -189,7 +211,7 @@ def compose_messages(question: str, solved: Sequence[tuple[str, str]]) -> list[B
     return [
         SystemMessage(COMPOSE_SYSTEM),
         HumanMessage(_compose_query(example, steps)),
-        AIMessage(answer),
+        AIMessage(as_reply(answer=answer)),
         HumanMessage(_compose_query(question, solved)),
     ]
 
@@ -198,19 +220,24 @@ def compose_messages(question: str, solved: Sequence[tuple[str, str]]) -> list[B
 REFERENCE = re.compile(r"#(\d+)")
 _MARKER = re.compile(r"^\s*(?:[-*\u2022]+|\(?\d{1,2}\s*[.):]|(?:sub[- ]?questions?|q)\s*\d{0,2}\s*[.):])\s*", re.IGNORECASE)
 _LABEL = re.compile(r"^\s*(?:question|sub[- ]?question)\s*:\s*", re.IGNORECASE)
+#: Where the object's one string starts another sub-question: before its number, after a "?".
+_NEXT_ITEM = re.compile(r"\s+(?=\(?\d{1,2}\s*[.):]\s)|(?<=\?)\s+")
 
 
 def parse_sub_questions(text: str, asked: list[str]) -> tuple[list[str], list[str]]:
     """Sub-questions from a decomposition reply, and notes on what was dropped.
 
-    A line counts when it starts with a list marker ("1.", "2)", "-", "Sub-question 1:") or ends
-    with "?"; anything after its first "?" is cut (an answer the model added). Repeats of an earlier
-    line and restatements of a question in ``asked`` (the question and its ancestors) are dropped;
-    #k references are renumbered to the lines kept, and a reference to a dropped or later line
-    becomes #0, which never resolves.
+    A :data:`SCHEMA` object's string is cut into lines before each number ("1. ... 2. ...") and
+    after each "?"; any other reply is read by its own lines. A line counts when it starts with a
+    list marker ("1.", "2)", "-", "Sub-question 1:") or ends with "?"; anything after its first "?"
+    is cut (an answer the model added). Repeats of an earlier line and restatements of a question in
+    ``asked`` (the question and its ancestors) are dropped; #k references are renumbered to the
+    lines kept, and a reference to a dropped or later line becomes #0, which never resolves.
     """
+    found = read_object(text, SCHEMA)
+    lines = _NEXT_ITEM.sub("\n", found["sub_questions"]) if found is not None else str(text)
     items: list[str] = []
-    for raw in str(text).splitlines():
+    for raw in lines.splitlines():
         line = raw.strip().strip("*").strip()
         marked = _MARKER.match(line)
         body = _LABEL.sub("", line[marked.end():] if marked else line).strip().strip("*").strip()
