@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from sunar.prompts.structured import object_schema, read_object
+from sunar.prompts.structured import as_reply, object_schema, read_object
 
 UNKNOWN = "unknown"
 #: Gold answers of the dev data are at most 61 characters.
@@ -29,11 +29,33 @@ def documents_block(evidence: Sequence[dict]) -> str:
     return "\n".join(f"[{i}] {e['title']}: {e['text']}" for i, e in enumerate(evidence, start=1))
 
 
+#: Invented worked examples, (documents, question, answer): the reply is the short phrase, never a
+#: sentence (a 1.5B model otherwise often answers with one). They are the same for every prompt,
+#: so llama.cpp keeps them in its KV cache.
+EXAMPLES: list[tuple[list[dict], str, str]] = [
+    (
+        [{"title": "Kalmar Castle", "text": "Kalmar Castle is a castle in the city of Kalmar, in the province of Smaland in Sweden."}],
+        "In which province is Kalmar Castle?",
+        "Smaland",
+    ),
+    (
+        [{"title": "The Lighthouse Keeper (novel)", "text": "The Lighthouse Keeper is a 1994 novel by the Irish writer Maeve Brennan-Quinn. It was first published on 3 May 1994."}],
+        "When was The Lighthouse Keeper first published?",
+        "3 May 1994",
+    ),
+]
+
+
+def _ask(question: str, evidence: Sequence[dict]) -> HumanMessage:
+    return HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}")
+
+
 def answer_messages(question: str, evidence: Sequence[dict]) -> list[BaseMessage]:
-    return [
-        SystemMessage(SYSTEM),
-        HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}"),
-    ]
+    """The rule, the worked examples as turns, then this question and its documents."""
+    messages: list[BaseMessage] = [SystemMessage(SYSTEM)]
+    for docs, example, short in EXAMPLES:
+        messages += [_ask(example, docs), AIMessage(as_reply(answer=short))]
+    return [*messages, _ask(question, evidence)]
 
 
 _LABEL = r"(short answer|answer|intermediate answer|final answer)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from sunar.prompts import answer
 from sunar.prompts.answer import clean_answer, documents_block
@@ -36,16 +36,38 @@ FINAL_ONLY = (
 )
 
 
-def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Sequence[dict]) -> list[BaseMessage]:
+#: An invented worked example, (documents, question, reasoning path, rationale, answer), given as
+#: a turn: the answer is what the question asks for, as a short phrase.
+EXAMPLE = (
+    [
+        {"title": "Harbour Lights (film)", "text": "Harbour Lights is a 1962 drama film directed by Tomas Ekdahl."},
+        {"title": "Tomas Ekdahl", "text": "Tomas Ekdahl (1921-1990) was a Swedish film director, born in Uppsala."},
+    ],
+    "Where was the director of film Harbour Lights born?",
+    [("Who directed Harbour Lights?", "Tomas Ekdahl"), ("Where was Tomas Ekdahl born?", "Uppsala")],
+    "Document 1 says Tomas Ekdahl directed Harbour Lights; document 2 says he was born in Uppsala.",
+    "Uppsala",
+)
+
+
+def _ask(question: str, path: Sequence[tuple[str, str]], evidence: Sequence[dict]) -> HumanMessage:
     steps = "\n".join(f"{i}. {q} -> {a}" for i, (q, a) in enumerate(path, start=1)) or "(none)"
+    return HumanMessage(
+        f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}\n"
+        f"Reasoning path (sub-question -> answer):\n{steps}\n\n"
+        f"Reply with a JSON object {as_reply(rationale='...', answer='...')}: the rationale is one or two sentences "
+        "of reasoning from the documents, the answer the short answer only: a name, place, date or number, not a sentence."
+    )
+
+
+def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Sequence[dict]) -> list[BaseMessage]:
+    """The rule, the worked example as a turn, then this question, its reasoning path and evidence."""
+    docs, example, example_path, rationale, short = EXAMPLE
     return [
         SystemMessage(SYSTEM),
-        HumanMessage(
-            f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}\n"
-            f"Reasoning path (sub-question -> answer):\n{steps}\n\n"
-            f"Reply with a JSON object {as_reply(rationale='...', answer='...')}: the rationale is one or two sentences "
-            "of reasoning from the documents, the answer the short answer only: a name, place, date or number, not a sentence."
-        ),
+        _ask(example, example_path, docs),
+        AIMessage(as_reply(rationale=rationale, answer=short)),
+        _ask(question, path, evidence),
     ]
 
 

@@ -173,3 +173,21 @@ def test_the_llm_cache_keeps_calls_with_and_without_a_schema_apart(tmp_path):
     recorded.generate(messages)
     recorded.generate(messages, schema=answer.SCHEMA)
     assert llm.schemas == [answer.SCHEMA, None]  # the third call came from the cache
+
+
+@pytest.mark.parametrize(
+    ("messages", "schema"),
+    [
+        (answer.answer_messages("q", []), answer.SCHEMA),
+        (mer.mer_messages("q", [], []), mer.SCHEMA),
+        (self_ask.self_ask_messages("q", []), self_ask.SCHEMA),
+    ],
+)
+def test_every_worked_example_is_a_reply_the_grammar_allows(messages, schema):
+    turns = [str(m.content) for m in messages if m.type == "ai"]
+    assert turns
+    for turn in turns:
+        found = json.loads(turn)
+        assert list(found) == list(schema["properties"]) and read_object(turn, schema) == found
+        for name, spec in schema["properties"].items():
+            assert found[name] in spec["enum"] if "enum" in spec else 1 <= len(found[name]) <= spec["maxLength"]
