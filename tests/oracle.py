@@ -1,6 +1,6 @@
 """A scripted LLM that follows the demo questions' gold decomposition: every answer is right, so
-tests of the harness, the server and the CLI can check results exactly. It replies in the JSON
-objects the prompts ask for, as a model decoding under their schemas does.
+tests of the harness, the server and the CLI can check results exactly. It replies in the formats
+the prompts ask for (Self-Ask's lines, JSON objects), as a model decoding under their grammars does.
 
 In the test process, :func:`use_oracle` makes it every LLM the product builds. In a child process:
 ``python tests/oracle.py ARGS`` is the ``sunar`` CLI with the oracle as its LLM, and
@@ -46,7 +46,7 @@ def script(prompt: str, i: int) -> str:
         transcript = prompt.rsplit("Question:", 1)[1]
         q = questions[transcript.splitlines()[0].strip()]
         n = transcript.count("Intermediate answer:")
-        return as_reply(step="follow up", text=q.sub_questions[n][0]) if n < len(q.sub_questions) else as_reply(step="final answer", text=q.answers[0])
+        return f"Follow up: {q.sub_questions[n][0]}" if n < len(q.sub_questions) else f"So the final answer is: {q.answers[0]}"
     if kind == "mer":
         return as_reply(rationale="from the evidence.", answer=questions[question_of(prompt)].answers[0])
     time.sleep(float(os.environ.get("SUNAR_ORACLE_DELAY", "0")))

@@ -10,6 +10,7 @@ from typing import Any
 
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.models.llm import LLM
+from sunar.prompts.structured import is_json_schema
 
 DEFAULT_OLLAMA_MODEL = "llama3.1"
 OLLAMA_URL = os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
@@ -84,7 +85,7 @@ class OllamaLLM(LLM):
     def _bound(self, temperature: float, max_tokens: int, stop: Sequence[str] | None, schema: dict | None) -> Any:
         """The chat model with this call's settings; a reply's JSON schema goes as Ollama's ``format``."""
         return self.chat.model_copy(
-            update={"temperature": temperature, "num_predict": max_tokens, "stop": list(stop or []) or None, "format": schema or None}
+            update={"temperature": temperature, "num_predict": max_tokens, "stop": list(stop or []) or None, "format": schema if is_json_schema(schema) else None}
         )
 
     def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):

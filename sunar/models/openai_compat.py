@@ -28,6 +28,7 @@ import httpx
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.models.llm import LLM, pick_label
 from sunar.models.ollama import DEFAULT_TIMEOUT
+from sunar.prompts.structured import is_json_schema
 
 DEFAULT_OPENAI_URL = "http://127.0.0.1:8080/v1"
 #: Candidates read for the first token of a judge's reply (the most OpenAI's API allows).
@@ -131,7 +132,7 @@ class OpenAICompatLLM(LLM):
         """A call whose reply follows ``schema``, in the first of :data:`RESPONSE_FORMATS` the
         server takes; a server that refuses them all is asked without one from then on (the prompt
         still asks for the JSON object, and its reader falls back to free text)."""
-        if not schema:
+        if not is_json_schema(schema):  # none, or a text format (no JSON schema to send)
             return self._call(messages, config, **params)
         while self._formats:
             try:
@@ -150,7 +151,7 @@ class OpenAICompatLLM(LLM):
         def one(_: int) -> Any:
             return self._structured(messages, None, schema, temperature=temperature, max_tokens=max_tokens, stop=list(stop or []) or None)
 
-        first = [one(0)] if schema and not self._settled else []  # learn which format the server takes, once
+        first = [one(0)] if is_json_schema(schema) and not self._settled else []  # learn which format the server takes, once
         with ThreadPoolExecutor(max_workers=max(1, m - len(first))) as pool:
             return [*first, *pool.map(one, range(m - len(first)))]
 

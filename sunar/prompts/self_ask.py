@@ -1,7 +1,7 @@
 """Self-Ask decomposition, one step at a time: the prompt (rule, worked examples as turns, this
 question's transcript), the two corrections sent when a step goes wrong, and the reader of a step.
-A step is the JSON object :data:`SCHEMA`: ``{"step": "follow up" | "final answer", "text": ...}``;
-the transcript the model reads keeps Self-Ask's own lines."""
+A step is one of Self-Ask's own lines (:data:`SCHEMA`, decoded under its grammar on llama.cpp): as
+a JSON object, the 1.5B model repeated follow-ups and ended chains early."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.steps import read_step
-from sunar.prompts.structured import as_reply, object_schema, read_object
+from sunar.prompts.structured import lines_format
+from sunar.usage import count_fallback
 
 SYSTEM = (
     "You split a complex question into simple follow-up questions and ask them one at a time. "
@@ -54,26 +55,21 @@ EXAMPLES: list[tuple[str, list[tuple[str, str]], str]] = [
 ]
 
 FOLLOW_UP, FINAL = "Follow up:", "So the final answer is:"
-#: A step's two kinds, as the reply names them.
-ASK, END = "follow up", "final answer"
-SCHEMA = object_schema(step=(ASK, END), text=200)
-_NEXT_LINE = (
-    f"Reply with the next step only, as JSON: {as_reply(step=ASK, text='<one simple question>')} "
-    f"or {as_reply(step=END, text='<short answer>')}."
-)
+SCHEMA = lines_format((f"{FOLLOW_UP} ", 200), (f"{FINAL} ", 80))
+_NEXT_LINE = f"Write only the next line: '{FOLLOW_UP} <one simple question>' or '{FINAL} <short answer>'."
 #: Generation stops before the model writes the intermediate answer itself.
 STOP = ["\nIntermediate answer"]
 
 #: Sent once when the first follow-up repeats the whole question (small models often do).
 NUDGE = (
     "That repeats the question. Ask first for the hidden name only: the person, place or thing the "
-    f"question describes without naming it. Reply only {as_reply(step=ASK, text='<one simple question>')}."
+    f"question describes without naming it. Write only '{FOLLOW_UP} <one simple question>'."
 )
 
 #: Sent once when a follow-up repeats one already answered.
 REPEAT_NUDGE = (
-    "That question was already answered above. Reply with the next step: a new follow-up that uses the "
-    f"answers so far ({as_reply(step=ASK, text='...')}), or {as_reply(step=END, text='<short answer>')} if they are enough."
+    "That question was already answered above. Write the next line: a new follow-up that uses the "
+    f"answers so far ('{FOLLOW_UP} ...'), or '{FINAL} <short answer>' if they are enough."
 )
 
 
@@ -90,7 +86,7 @@ def self_ask_messages(question: str, path: Sequence[tuple[str, str]]) -> list[Ba
     for example, steps, final in EXAMPLES:
         for i in range(len(steps) + 1):
             messages.append(HumanMessage(f"{transcript(example, steps[:i])}\n\n{_NEXT_LINE}"))
-            messages.append(AIMessage(as_reply(step=ASK, text=steps[i][0]) if i < len(steps) else as_reply(step=END, text=final)))
+            messages.append(AIMessage(f"{FOLLOW_UP} {steps[i][0]}" if i < len(steps) else f"{FINAL} {final}"))
     messages.append(HumanMessage(f"{transcript(question, path)}\n\n{_NEXT_LINE}"))
     return messages
 
@@ -106,19 +102,14 @@ def _final(line: str) -> str | None:
 
 
 def parse_self_ask(text: str) -> Step:
-    """Read a Self-Ask step: ("follow_up", question), ("final", answer) or ("invalid", the text).
+    """Read the first meaningful line of a Self-Ask step.
 
-    A :data:`SCHEMA` object says which it is (a follow-up without a letter or digit is invalid).
-    Any other reply is read by its first meaningful line, the way Self-Ask writes it ("Follow up:
-    ...", "So the final answer is: ..."); a bare question (a line ending in "?") is read as a
-    follow-up; "Are follow up questions needed here: ..." echoes are skipped.
+    Returns ("follow_up", question), ("final", answer) or ("invalid", the line). A bare question
+    (a line ending in "?") is read as a follow-up; "Are follow up questions needed here: ..."
+    echoes are skipped. A reply that is neither of :data:`SCHEMA`'s lines counts as a parse
+    fall-back.
     """
-    if (step := read_object(text, SCHEMA)) is not None:
-        said = step["text"].strip()
-        if step["step"] == END:
-            return "final", clean_answer(said)
-        if (m := _FOLLOW.match(said)) is not None:  # the label written again inside the text
-            said = m.group(1).strip()
-        return ("follow_up", said) if any(ch.isalnum() for ch in said) else ("invalid", said)
+    if not any(str(text).lstrip().startswith(start) for start, _ in SCHEMA["x-lines"]):
+        count_fallback()
     kind, text = read_step(text, end=_final, ask=_FOLLOW, skip="are follow up questions needed")
     return {"end": "final", "ask": "follow_up", "invalid": "invalid"}[kind], text  # type: ignore[return-value]

@@ -1,12 +1,17 @@
-"""Structured replies: every reply the product parses is one JSON object of short strings, and
-each format has its JSON schema here, beside its prompt.
+"""Structured replies: every reply the product parses has a format here, beside its prompt.
 
-Where the provider can, the reply is decoded under the schema, so it cannot break the format:
-llama.cpp through a grammar (:func:`gbnf`), Ollama through ``format``, an OpenAI-compatible server
-through ``response_format``. Every string has a bounded length and whitespace is at most one space,
-so a small model cannot loop. Where a provider has none of these, the prompt still asks for the
-JSON object and :func:`read_object` reads it; a reply that is not the object is read as free text
-by the format's old reader and counted as a parse fall-back (``parse_fallbacks`` in the usage).
+Most are one JSON object of short strings (:func:`object_schema`). Where the provider can, the reply
+is decoded under its schema, so it cannot break the format: llama.cpp through a grammar
+(:func:`gbnf`), Ollama through ``format``, an OpenAI-compatible server through ``response_format``.
+Every string has a bounded length and whitespace is at most one space, so a small model cannot loop.
+Where a provider has none of these, the prompt still asks for the JSON object and :func:`read_object`
+reads it; a reply that is not the object is read as free text by the format's old reader and
+counted as a parse fall-back (``parse_fallbacks`` in the usage).
+
+Self-Ask keeps its own lines ("Follow up: ...", "So the final answer is: ..."): as JSON, the 1.5B
+model repeated follow-ups and ended chains early (benchmarks/RESULTS.md). Such a format is
+:func:`lines_format`: one line that begins with one of a few texts, decoded under its grammar where
+the backend takes a grammar (llama.cpp), else freely (it has no JSON schema).
 """
 
 from __future__ import annotations
@@ -30,6 +35,18 @@ def object_schema(**fields: int | tuple[str, ...]) -> Schema:
         else:
             properties[name] = {"type": "string", "minLength": 1, "maxLength": int(spec)}
     return {"type": "object", "properties": properties, "required": list(fields), "additionalProperties": False}
+
+
+def lines_format(*starts: tuple[str, int]) -> Schema:
+    """A one-line text reply that begins with one of ``starts`` (each: the text, and the most
+    characters after it). Not a JSON schema: only a backend that takes a grammar uses it."""
+    return {"x-lines": [[start, int(most)] for start, most in starts]}
+
+
+def is_json_schema(schema: Schema | None) -> bool:
+    """Whether ``schema`` is a JSON schema (what Ollama's ``format`` and OpenAI's
+    ``response_format`` take), not a :func:`lines_format`."""
+    return bool(schema) and "x-lines" not in schema  # type: ignore[operator]
 
 
 def as_reply(**values: str) -> str:
@@ -87,9 +104,13 @@ _CHAR = r'char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 
 
 def gbnf(schema: Schema) -> str:
-    """The GBNF grammar of an :func:`object_schema`: fields in order, each string's length bounded,
-    at most one space between tokens. Any other schema is refused (llama-cpp-python's own
+    """The GBNF grammar of an :func:`object_schema` (fields in order, each string's length bounded,
+    at most one space between tokens) or of a :func:`lines_format` (one of its beginnings, then at
+    most so many characters of one line). Any other schema is refused (llama-cpp-python's own
     converter silently falls back to "any JSON" when a schema does not convert)."""
+    if "x-lines" in schema:
+        starts = [f"{json.dumps(start)} [^\\n]{{1,{most}}}" for start, most in schema["x-lines"]]
+        return "root ::= " + " | ".join(f"({alt})" for alt in starts)
     properties = schema.get("properties")
     if schema.get("type") != "object" or not isinstance(properties, dict) or list(properties) != schema.get("required"):
         raise ValueError("only objects whose fields are all required strings have a grammar here")

@@ -1,6 +1,6 @@
 """Structured output on the real embedded model: every format's reply, decoded under its grammar,
-is the JSON object its reader wants, within its length bounds, even when the prompt begs for
-something else; without the grammar the same model breaks the format."""
+is what its reader wants (Self-Ask's line, a JSON object), within its length bounds, even when the
+prompt begs for something else; without the grammar the same model breaks the format."""
 
 import json
 
@@ -31,9 +31,10 @@ def lengths_within(found: dict, schema: dict) -> bool:
 
 @pytest.mark.slow
 def test_each_format_under_its_grammar_is_its_object(llm):
+    for path in ([], [("Who directed Ronnie Rocket?", "David Lynch")]):  # Self-Ask's own lines, under their grammar
+        reply = str(llm.generate(self_ask.self_ask_messages(QUESTION, path), max_tokens=128, schema=self_ask.SCHEMA).content)
+        assert "\n" not in reply and any(reply.startswith(start) for start, _ in self_ask.SCHEMA["x-lines"]), reply
     cases = [
-        (self_ask.self_ask_messages(QUESTION, []), self_ask.SCHEMA, 128),
-        (self_ask.self_ask_messages(QUESTION, [("Who directed Ronnie Rocket?", "David Lynch")]), self_ask.SCHEMA, 128),
         (answer.answer_messages("Who directed Ronnie Rocket?", DOCS), answer.SCHEMA, 48),
         (mer.mer_messages(QUESTION, [("Who directed Ronnie Rocket?", "David Lynch")], DOCS), mer.SCHEMA, 128),
     ]
@@ -41,7 +42,7 @@ def test_each_format_under_its_grammar_is_its_object(llm):
         reply = str(llm.generate(messages, max_tokens=limit, schema=schema).content)
         found = json.loads(reply)  # the whole reply is the object, nothing around it
         assert read_object(reply, schema) == found and lengths_within(found, schema), reply
-    step = self_ask.parse_self_ask(str(llm.generate(cases[0][0], max_tokens=128, schema=self_ask.SCHEMA).content))
+    step = self_ask.parse_self_ask(str(llm.generate(self_ask.self_ask_messages(QUESTION, []), max_tokens=128, schema=self_ask.SCHEMA).content))
     assert step[0] == "follow_up" and "Ronnie Rocket" in step[1]
 
 

@@ -221,3 +221,11 @@ def test_ollama_is_asked_for_the_replys_json_schema_as_its_format(fake_ollama):
     model.sample([HumanMessage("Capital of France?")], 2, temperature=0.7, schema=SCHEMA)
     model.generate([HumanMessage("Capital of France?")])
     assert [r.get("format") for r in _FakeOllama.requests] == [SCHEMA, SCHEMA, SCHEMA, None]
+
+
+def test_a_text_format_has_no_json_schema_for_ollama(fake_ollama):
+    from sunar.prompts.self_ask import SCHEMA
+
+    _FakeOllama.requests.clear()
+    llm_mod.OllamaLLM("mistral", url=llm_mod.OLLAMA_URL).generate([HumanMessage("Capital of France?")], schema=SCHEMA)
+    assert _FakeOllama.requests[-1].get("format") is None

@@ -201,3 +201,12 @@ def test_a_refusal_that_is_not_about_the_format_is_one_line_and_keeps_the_format
     Server.status = 200
     llm.generate(ASK, schema=SCHEMA)
     assert [b["response_format"]["type"] for b in Server.bodies] == ["json_schema", "json_schema"]
+
+
+def test_a_text_format_is_asked_without_a_response_format(server):
+    from sunar.prompts.self_ask import SCHEMA as LINES
+
+    llm = OpenAICompatLLM("tiny-model", server)
+    llm.generate(ASK, schema=LINES)
+    llm.sample(ASK, 2, temperature=0.5, schema=LINES)
+    assert not any("response_format" in b for b in Server.bodies) and len(Server.bodies) == 3

@@ -10,7 +10,7 @@ from scripted import ScriptedLLM
 from sunar.graph import VARIANTS, build_graph
 from sunar.models.recorded import RecordedLLM
 from sunar.prompts import answer, mer, self_ask
-from sunar.prompts.structured import as_reply, gbnf, object_schema, read_object
+from sunar.prompts.structured import as_reply, gbnf, is_json_schema, object_schema, read_object
 from sunar.stores.llm_cache import CallCache
 
 QUESTION = "Where was the director of film Ronnie Rocket born?"
@@ -47,7 +47,7 @@ def test_grammar_bounds_every_string_and_the_whitespace():
     assert 'f0 ::= "\\"" char{1,300} "\\""' in lines and 'f1 ::= "\\"" char{1,80} "\\""' in lines
     assert 'space ::= " "?' in lines  # one space at most: no run of whitespace to loop in
     assert "char ::=" in grammar and "\\x00-\\x1F" in grammar  # no raw newline or control character in a string
-    assert 'f0 ::= "\\"follow up\\"" | "\\"final answer\\""' in gbnf(self_ask.SCHEMA).splitlines()
+    assert gbnf(self_ask.SCHEMA) == 'root ::= ("Follow up: " [^\\n]{1,200}) | ("So the final answer is: " [^\\n]{1,80})'
 
 
 @pytest.mark.parametrize(
@@ -62,6 +62,10 @@ def test_grammar_bounds_every_string_and_the_whitespace():
 def test_a_schema_without_a_bounded_grammar_is_refused_not_loosened(schema):
     with pytest.raises(ValueError, match="grammar"):
         gbnf(schema)
+
+
+def test_a_lines_format_is_no_json_schema():
+    assert not is_json_schema(self_ask.SCHEMA) and is_json_schema(answer.SCHEMA) and not is_json_schema(None)
 
 
 def test_the_worked_examples_are_what_the_grammar_allows():
@@ -89,22 +93,16 @@ def test_read_object_counts_every_reply_that_is_not_the_object(text, found, fall
 
 
 def test_a_word_outside_the_enum_is_not_the_object():
-    assert read_counting(lambda: read_object('{"step": "maybe", "text": "x"}', self_ask.SCHEMA)) == (None, 1)
+    schema = object_schema(step=("a", "b"), text=20)
+    assert read_counting(lambda: read_object('{"step": "maybe", "text": "x"}', schema)) == (None, 1)
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ('{"step": "follow up", "text": "Who directed Ronnie Rocket?"}', ("follow_up", "Who directed Ronnie Rocket?")),
-        ('{"step": "follow up", "text": "Follow up: Who is X?"}', ("follow_up", "Who is X?")),
-        ('{"step": "follow up", "text": " ?"}', ("invalid", "?")),
-        ('{"step": "final answer", "text": "Missoula, Montana."}', ("final", "Missoula, Montana")),
-        ('{"step": "final answer", "text": "I don\'t know"}', ("final", "unknown")),
-        ("Follow up: Who is X?", ("follow_up", "Who is X?")),  # free text: Self-Ask's own lines
-    ],
+    ("text", "fallbacks"),
+    [("Follow up: Who is X?", 0), ("So the final answer is: Y", 0), ("**Follow up:** Who is X?", 1), ("Who is X?", 1), ("", 1)],
 )
-def test_parse_self_ask_reads_the_object_first(text, expected):
-    assert self_ask.parse_self_ask(text) == expected
+def test_a_self_ask_step_that_is_not_one_of_its_lines_is_a_fall_back(text, fallbacks):
+    assert read_counting(lambda: self_ask.parse_self_ask(text))[1] == fallbacks
 
 
 def test_parse_mer_and_the_short_answers():
@@ -119,8 +117,8 @@ def test_parse_mer_and_the_short_answers():
 
 
 def json_llm():
-    """A model that replies in the JSON objects, as one decoding under their schemas does."""
-    steps = [as_reply(step="follow up", text=q) for q in ANSWERS] + [as_reply(step="final answer", text="Missoula, Montana")]
+    """A model that replies in the formats asked for, as one decoding under their grammars does."""
+    steps = [f"Follow up: {q}" for q in ANSWERS] + ["So the final answer is: Missoula, Montana"]
 
     def script(prompt, i):
         kind = prompt_kind(prompt)
@@ -157,7 +155,7 @@ def test_structured_output_off_asks_without_schemas_and_reads_the_same():
 
 
 def test_free_text_replies_are_read_and_counted_as_fall_backs():
-    steps = [f"Follow up: {q}" for q in ANSWERS] + ["So the final answer is: Missoula, Montana"]
+    steps = [f"Follow-up question: {q}" for q in ANSWERS] + ["The final answer is: Missoula, Montana"]
     llm = scripted_llm(lambda p: steps[p.rsplit("Question:", 1)[1].count("Intermediate answer:")], lambda q, i: ANSWERS.get(q, "Missoula, Montana"))
     out, _ = run(llm)
     assert out["answer"] == "Missoula, Montana"
@@ -180,7 +178,6 @@ def test_the_llm_cache_keeps_calls_with_and_without_a_schema_apart(tmp_path):
     [
         (answer.answer_messages("q", []), answer.SCHEMA),
         (mer.mer_messages("q", [], []), mer.SCHEMA),
-        (self_ask.self_ask_messages("q", []), self_ask.SCHEMA),
     ],
 )
 def test_every_worked_example_is_a_reply_the_grammar_allows(messages, schema):
