@@ -191,7 +191,9 @@ def test_a_run_with_no_settings_gets_the_operators_model_and_its_cpu_settings(cl
     out = client.runs.wait(thread, "sunar", input={"question": Q1})
     assert out["answer"] == "Missoula, Montana"
     batches = [b for hop in out["hops"] for b in hop["batches"]]
-    assert batches and all(len(b["ids"]) <= 8 and len(b["answers"]) == 3 for b in batches)
+    assert batches and all(len(b["ids"]) <= 8 for b in batches)
+    # m = 3 wherever answers were sampled (a batch that cannot reach the top l gets none)
+    assert all(len(b.get("answers", [])) in (0, 3) for b in batches) and any("answers" in b for b in batches)
     assert all(sum(len(b["ids"]) for b in hop["batches"]) <= 16 for hop in out["hops"])
 
 
