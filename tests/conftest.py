@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,24 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 DATA = Path(__file__).resolve().parents[1] / "sunar" / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop"
+
+
+def wait_until_up(proc, health_url: str, log_path: Path, seconds: float, name: str) -> None:
+    """Wait until ``health_url`` answers 200; fail with the end of the log when ``proc`` exits or
+    ``seconds`` pass first."""
+    import httpx
+
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{name} exited: {log_path.read_text()[-3000:]}")
+        try:
+            if httpx.get(health_url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"{name} did not start in {seconds:g} s: {log_path.read_text()[-3000:]}")
 
 
 def free_port() -> int:

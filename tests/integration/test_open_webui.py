@@ -13,11 +13,10 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from test_openai_api import Q1, start, stop
 
-from conftest import free_port
+from conftest import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("open_webui_browser.py")
@@ -92,18 +91,7 @@ def webui(tmp_path_factory, endpoint):
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 300
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"Open WebUI exited: {(folder / 'webui.log').read_text()[-3000:]}")
-            if time.time() > deadline:
-                pytest.fail(f"Open WebUI did not start in 300 s: {(folder / 'webui.log').read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        wait_until_up(proc, f"{url}/health", folder / "webui.log", 300, "Open WebUI")
         yield url, folder, time.perf_counter() - started
     finally:
         stop_group(proc)

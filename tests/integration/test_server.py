@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import free_port
+from conftest import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
@@ -90,25 +90,11 @@ def server(tmp_path_factory, demo_index, langsmith_endpoint):
             cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
-            wait_until_up(proc, url, folder / "server.log")
+            wait_until_up(proc, f"{url}/ok", folder / "server.log", 180, "langgraph dev")
             yield url
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
-
-
-def wait_until_up(proc, url, log_path, seconds=180):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"langgraph dev exited: {log_path.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    pytest.fail(f"langgraph dev did not start in {seconds} s")
 
 
 @pytest.fixture(scope="module")
