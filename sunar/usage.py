@@ -1,5 +1,5 @@
 """What each node spends: seconds, LLM calls, tokens, yes/no judgements, likelihood calls, and
-the replies that broke their JSON format (parse fall-backs).
+the replies that broke their format (parse fall-backs).
 
 :func:`node` wraps every node: it opens a counter for the node's run, which
 :mod:`sunar.models.recorded` adds to on every model call, and returns the figures as the node's
@@ -65,7 +65,7 @@ def count_loglik(seconds: float, cached: bool = False) -> None:
 
 
 def count_fallback() -> None:
-    """A reply that was not the JSON object its format asks for (read as free text instead)."""
+    """A reply that was not in its format (:mod:`sunar.prompts.structured`), read as free text instead."""
     counter = _USAGE.get()
     if counter is not None:
         counter["parse_fallbacks"] += 1

@@ -1,7 +1,8 @@
 """The embedded model: llama.cpp on the CPU, no server (a GGUF shipped as PyPI packages, see
 :mod:`sunar.models.gguf`).
 
-Replies with a JSON schema are decoded under its grammar (:func:`~sunar.prompts.structured.gbnf`).
+A reply with a format (a JSON schema or Self-Ask's lines) is decoded under its grammar
+(:func:`~sunar.prompts.structured.gbnf`).
 Besides generation, it reads the model's distribution directly: label log-probabilities for the
 yes/no judges and the log-likelihood of a given text for GenSco's scorer, and keeps KV states of
 recent prompts (:mod:`sunar.models.kv_cache`). It uses llama-cpp-python's public ``Llama`` API and
@@ -130,8 +131,8 @@ class EmbeddedChatModel(BaseChatModel):
                 self._states.save(self.llama, prompt)
 
     def _grammar(self, schema: dict | None) -> Any:
-        """The llama.cpp grammar of a reply's JSON schema (:func:`~sunar.prompts.structured.gbnf`),
-        made once per schema; None without one."""
+        """The llama.cpp grammar of a reply's format (:func:`~sunar.prompts.structured.gbnf`), made
+        once per format; None without one."""
         if not schema:
             return None
         key = json.dumps(schema, sort_keys=True)

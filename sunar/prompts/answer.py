@@ -75,7 +75,13 @@ def clean_answer(text: str) -> str:
     return line[:300]
 
 
+def said(text: str) -> str:
+    """What a :data:`SCHEMA` reply says, uncleaned: its answer field, or the whole reply when it is
+    not the object (read as free text)."""
+    found = read_object(text, SCHEMA)
+    return found["answer"] if found else str(text)
+
+
 def read_answer(text: str) -> str:
     """The short answer of a :data:`SCHEMA` reply; a reply that is not one is read as free text."""
-    found = read_object(text, SCHEMA)
-    return clean_answer(found["answer"] if found else text)
+    return clean_answer(said(text))

@@ -18,7 +18,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from sunar.prompts.answer import SCHEMA as ANSWER_SCHEMA  # the final answer's, as every short answer's
+from sunar.prompts import answer
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.steps import read_step
 from sunar.prompts.structured import as_reply, object_schema, read_object
@@ -29,6 +29,8 @@ ASK, END = "sub-question", "enough"
 END_TEXT = "the passages answer the question"
 #: The sub-question and the JSON around it stay within propose's 64 tokens.
 SCHEMA = object_schema(step=(ASK, END), text=150)
+#: The final answer's format, as every short answer's.
+ANSWER_SCHEMA = answer.SCHEMA
 
 #: Passages longer than this are cut (with "...") in GenSco's prompts: every candidate costs the
 #: scorer LLM one pass over its text, and a prompt must fit the model's context.
@@ -178,6 +180,5 @@ def parse_next(text: str) -> Step:
 def read_final(text: str) -> str:
     """The final answer of an :data:`~sunar.prompts.answer.SCHEMA` reply (any other reply is read
     as free text), or "" when it is blank, which is asked once more."""
-    found = read_object(text, ANSWER_SCHEMA)
-    said = found["answer"] if found is not None else str(text)
-    return clean_answer(said) if said.strip() else ""
+    reply = answer.said(text)
+    return clean_answer(reply) if reply.strip() else ""
