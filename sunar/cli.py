@@ -293,7 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--questions", required=True, help="JSON Lines {id, dataset, question, answers, supporting_ids}; answers is a list, or one string for a single answer")
     p.add_argument("--corpus", required=True, help="the corpus the questions are asked over (indexed if needed)")
-    p.add_argument("--variants", default="sunar,sunar_no_asu,sunar_r,self_ask", help="comma-separated graphs to run")
+    p.add_argument(
+        "--variants",
+        default="sunar,sunar_no_asu,sunar_r,self_ask",
+        help="comma-separated graphs to run; GRAPH+FIELD=VALUE[+...] is a graph with fields of its own, an ablation "
+        "compared in the same run from the same LLM cache (sunar,sunar+asu_skip_outranked=false)",
+    )
     p.add_argument("--limit", type=int, default=0, help="first N questions (datasets interleaved); 0: all")
     p.add_argument("--out", default="evals/results/latest", help="output directory (a rerun resumes it)")
     p.add_argument("--index", default="", help="index directory (default: one per corpus under $SUNAR_HOME/indexes)")

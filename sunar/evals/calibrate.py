@@ -9,7 +9,7 @@ from typing import Any
 
 from sunar.errors import SunarError
 from sunar.evals.calibration import fit_calibration
-from sunar.evals.run import latest, read_predictions
+from sunar.evals.run import latest, read_predictions, variant_settings
 
 
 def calibrate_run(run: str | Path, variant: str, alpha: float, delta: float = 0.1) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def calibrate_run(run: str | Path, variant: str, alpha: float, delta: float = 0.
         fitted = fit_calibration(records, alpha, delta)
     except ValueError as exc:
         raise SunarError(f"{folder}, variant {variant}: {exc}") from None
-    configuration = settings.get("configuration") or {}
+    configuration = {**(settings.get("configuration") or {}), **variant_settings(variant)}
     return {
         "llm": configuration.get("llm"),
         "variant": variant,

@@ -39,6 +39,9 @@ from sunar.result import result_record
 from sunar.stores.corpus import fingerprint, read_corpus
 
 log = logging.getLogger("sunar")
+#: Fields one variant of a run may not set apart from the others: the run's index, its LLM call
+#: cache and Chroma server are the run's own, and a profile only fills fields already set here.
+RUN_FIELDS = frozenset({"index_dir", "llm_cache", "chroma_url", "profile"})
 #: Nodes whose time is retrieval and scorer (cross-encoder) time: SUNAR's NAR batches and MER's
 #: evidence, GenSco's candidate pre-ranking, RA-ISF's retrieval (each also reads the first stage).
 SCORING_NODES = ("select_batch", "gather", "candidates", "retrieve")
@@ -66,6 +69,25 @@ def interleave(questions: Sequence[Question]) -> list[Question]:
     for q in questions:
         groups.setdefault(q.dataset, []).append(q)
     return [q for row in zip_longest(*groups.values()) for q in row if q is not None]
+
+
+def variant_graph(variant: str) -> str:
+    """The graph a variant runs: ``sunar+first_stage=bm25`` runs ``sunar``."""
+    return variant.split("+", 1)[0].strip()
+
+
+def variant_settings(variant: str) -> dict[str, str]:
+    """The configuration fields a variant sets on top of the run's: ``graph+FIELD=VALUE+...``
+    (an ablation: one switch turned, compared in the same run from the same LLM cache)."""
+    settings: dict[str, str] = {}
+    for item in variant.split("+")[1:]:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise SunarError(f"variant {variant!r}: write GRAPH+FIELD=VALUE (for example sunar+first_stage=bm25)")
+        if key.strip() in RUN_FIELDS:
+            raise SunarError(f"variant {variant!r}: {key.strip()} is the run's, not one variant's; set it with --set (or --index)")
+        settings[key.strip()] = raw.strip()
+    return settings
 
 
 def default_index_dir(corpus: str | Path) -> Path:
@@ -180,10 +202,16 @@ def error_record(q: Question, variant: str, error: str) -> dict[str, Any]:
     return {"id": q.id, "dataset": q.dataset, "variant": variant, "question": q.question, "gold": q.answers, "error": error}
 
 
-def run_config(settings: EvalSettings, out: Path) -> dict[str, Any]:
-    """Every configuration field of the run: the settings', its index and its LLM call cache."""
-    values = {**settings.configuration, "index_dir": str(settings.index), "llm_cache": str(out / "llm-cache.sqlite")}
-    configurable = Configuration.resolve(values).values()
+def run_config(settings: EvalSettings, out: Path, variant: str = "") -> dict[str, Any]:
+    """Every configuration field of the run (or of one of its variants, with the fields it sets):
+    the settings', its index and its LLM call cache."""
+    values = {**settings.configuration, **variant_settings(variant), "index_dir": str(settings.index), "llm_cache": str(out / "llm-cache.sqlite")}
+    try:
+        configurable = Configuration.resolve(values).values()
+    except SunarError as exc:
+        if not variant_settings(variant):
+            raise
+        raise type(exc)(f"variant {variant!r}: {exc}") from None
     check_specs(configurable)
     return configurable
 
@@ -228,9 +256,12 @@ def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[
     """Run every variant on every question (resuming), then write metrics, report and plots."""
     from sunar.graph import GRAPH_NAMES
 
-    unknown = [v for v in settings.variants if v not in GRAPH_NAMES]
+    unknown = [v for v in settings.variants if variant_graph(v) not in GRAPH_NAMES]
     if unknown or not settings.variants:
-        raise SunarError(f"unknown variant(s) {', '.join(unknown) or '(none given)'}; choose from: {', '.join(GRAPH_NAMES)}")
+        raise SunarError(
+            f"unknown variant(s) {', '.join(unknown) or '(none given)'}; choose from: {', '.join(GRAPH_NAMES)} "
+            "(each may add +FIELD=VALUE, e.g. sunar+first_stage=bm25)"
+        )
     if settings.limit < 0:
         raise SunarError(f"--limit must be 0 (all questions) or more (got {settings.limit})")
     if settings.workers < 1:
@@ -247,14 +278,15 @@ def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[
         raise SunarError(f"--out {out} is a file; choose a directory")
     settings.index = settings.index or str(default_index_dir(settings.corpus))
     configurable = run_config(settings, out)  # every choice checked before the index is built
+    per_variant = {v: run_config(settings, out, v) for v in settings.variants}
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out):
-        return _run(settings, questions, configurable, out, progress, on_record)
+        return _run(settings, questions, configurable, per_variant, out, progress, on_record)
 
 
 def _run(
-    settings: EvalSettings, questions: list[Question], configurable: dict[str, Any], out: Path, progress: bool,
-    on_record: Callable[[dict[str, Any]], None] | None,
+    settings: EvalSettings, questions: list[Question], configurable: dict[str, Any], per_variant: dict[str, dict[str, Any]],
+    out: Path, progress: bool, on_record: Callable[[dict[str, Any]], None] | None,
 ) -> Path:
     from sunar.evals.report import write_report
     from sunar.graph import build_graph
@@ -270,7 +302,7 @@ def _run(
     done = {key for key, r in latest(read_predictions(predictions_path)).items() if not (r.get("error") and settings.retry_errors)}
     todo = [(q, [v for v in settings.variants if (q.id, v) not in done]) for q in questions]
     todo = [(q, vs) for q, vs in todo if vs]
-    graphs = {v: build_graph(v) for v in settings.variants}
+    graphs = {v: build_graph(variant_graph(v)) for v in settings.variants}
     lock = threading.Lock()
     bar = _progress_bar(sum(len(vs) for _, vs in todo), len(done), progress)
 
@@ -278,7 +310,7 @@ def _run(
         for variant in variants:
             started = time.perf_counter()
             try:
-                result = graphs[variant].invoke({"question": q.question}, {"configurable": configurable, "recursion_limit": 1000})
+                result = graphs[variant].invoke({"question": q.question}, {"configurable": per_variant[variant], "recursion_limit": 1000})
                 record = prediction(q, variant, result, time.perf_counter() - started)
             except ModelUnavailable:  # no model, no answers: stop (a rerun resumes)
                 raise

@@ -19,6 +19,8 @@ from sunar.evals.run import (
     ranked_evidence,
     read_predictions,
     run_eval,
+    variant_graph,
+    variant_settings,
 )
 
 QUESTIONS = "sunar/data/demo_questions.jsonl"
@@ -100,6 +102,50 @@ def test_unknown_variant_and_missing_questions_are_clear_errors(tmp_path, demo_c
         run_eval(EvalSettings(questions=QUESTIONS, variants=["sunar", "nope"], **base), progress=False)
     with pytest.raises(SunarError, match="questions file not found"):
         run_eval(EvalSettings(questions=str(tmp_path / "none.jsonl"), variants=["sunar"], **base), progress=False)
+
+
+def test_a_variant_names_its_graph_and_the_fields_it_sets():
+    assert (variant_graph("sunar"), variant_settings("sunar")) == ("sunar", {})
+    spec = "sunar+first_stage=bm25+asu_skip_outranked=false"
+    assert variant_graph(spec) == "sunar" and variant_settings(spec) == {"first_stage": "bm25", "asu_skip_outranked": "false"}
+
+
+@pytest.mark.parametrize(
+    "variant, message",
+    [
+        ("sunar+samples", "write GRAPH\\+FIELD=VALUE"),
+        ("sunar+=3", "write GRAPH\\+FIELD=VALUE"),
+        ("sunar+index_dir=/tmp/x", "index_dir is the run's"),
+        ("sunar+llm_cache=x.sqlite", "llm_cache is the run's"),
+        ("sunar+profile=paper", "profile is the run's"),
+        ("sunar+sampels=3", "variant 'sunar\\+sampels=3': .*unknown field 'sampels'"),
+        ("sunar+samples=-1", "variant 'sunar\\+samples=-1': .*samples"),
+        ("nope+samples=3", "unknown variant\\(s\\) nope\\+samples=3"),
+    ],
+)
+def test_a_bad_variant_is_one_clear_error_before_anything_runs(tmp_path, demo_corpus, variant, message):
+    s = EvalSettings(questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar", variant], out=str(tmp_path / "o"), index=str(tmp_path / "idx"))
+    with pytest.raises(SunarError, match=message) as caught:
+        run_eval(s, progress=False)
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "idx").exists() and not (tmp_path / "o").exists()  # refused before the index is built
+
+
+@pytest.mark.slow
+def test_an_ablation_runs_in_the_same_run_from_the_same_llm_cache(tmp_path, demo_index, demo_corpus, oracle):
+    s = settings(tmp_path, demo_index, demo_corpus, limit=2)
+    s.variants = ["sunar", "sunar+max_hops=1"]
+    out = run_eval(s, progress=False)
+    final = latest(read_predictions(out / "predictions.jsonl"))
+    for q in ("demo-1", "demo-2"):
+        assert len(final[(q, "sunar")]["reasoning_path"]) == 2
+        ablated = final[(q, "sunar+max_hops=1")]
+        assert len(ablated["reasoning_path"]) == 1 and any("hop limit" in n for n in ablated["notes"])
+        assert ablated["cached_calls"] > 0  # the first hop's calls were read from the run's cache
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics["all"]) == {"sunar", "sunar+max_hops=1"}
+    assert "| sunar+max_hops=1 |" in (out / "report.md").read_text()
+    assert json.loads((out / "run.json").read_text())["configuration"]["max_hops"] == 3  # the run's own value
 
 
 @pytest.mark.slow

@@ -76,12 +76,13 @@ def test_without_a_calibration_answers_are_shown_as_before():
     assert out["trust"] is None and out["abstained"] is False and out["signals"]["agreement"] == 1.0
 
 
-def write_run(folder, rows):
+def write_run(folder, rows, variant="sunar"):
     folder.mkdir()
-    (folder / "run.json").write_text(json.dumps({"questions": {"file": "q.jsonl"}, "corpus": {"file": "c.jsonl"}, "configuration": {"llm": "embedded:qwen2.5-1.5b"}, "variants": ["sunar"]}))
+    configuration = {"llm": "embedded:qwen2.5-1.5b", "samples": 3}
+    (folder / "run.json").write_text(json.dumps({"questions": {"file": "q.jsonl"}, "corpus": {"file": "c.jsonl"}, "configuration": configuration, "variants": [variant]}))
     with open(folder / "predictions.jsonl", "w") as f:
         for i, (agreement, right) in enumerate(rows):
-            f.write(json.dumps({"id": f"q{i}", "variant": "sunar", "metrics": {"cover_em": right}, "signals": {"agreement": agreement}}) + "\n")
+            f.write(json.dumps({"id": f"q{i}", "variant": variant, "metrics": {"cover_em": right}, "signals": {"agreement": agreement}}) + "\n")
 
 
 def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
@@ -96,6 +97,15 @@ def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
     assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] >= 0.7  # the confident half is answered
     assert trust.load(str(out), "embedded:qwen2.5-1.5b")["threshold"] == fitted["threshold"]
     assert "use it with: sunar ask ... --set calibration=" in capsys.readouterr().out
+
+
+def test_a_calibration_of_an_ablation_records_the_fields_its_variant_set(tmp_path):
+    rows = [(float(i % 2), float(i % 3 != 0)) for i in range(12)]
+    write_run(tmp_path / "run", rows, variant="sunar+samples=10")
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--run", str(tmp_path / "run"), "--variant", "sunar+samples=10", "--out", str(out)]) == 0
+    fitted = json.loads(out.read_text())
+    assert fitted["variant"] == "sunar+samples=10" and fitted["configuration"]["samples"] == "10"
 
 
 def test_sunar_calibrate_errors_are_one_line(tmp_path, capsys):
