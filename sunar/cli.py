@@ -223,6 +223,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         configuration=configuration,
         workers=args.workers,
         retry_errors=args.retry_errors,
+        given_pools=args.given_pools,
     )
     out = run_eval(settings, progress=not args.quiet)
     print((out / "report.md").read_text() if (out / "report.md").exists() else "no answers yet")
@@ -276,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.add_argument("--index", default="", help="index directory from 'sunar index' (default: the bundled demo corpus)")
     p.add_argument("--chroma-url", default="", help="Chroma server URL, if the index was built with one")
-    p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r, self_ask, gensco, gensco_stop or ra_isf")
+    p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r, self_ask, gensco, gensco_stop, ra_isf or rag")
     p.add_argument("--thread", default="", help="keep the run in a checkpointed thread; the same command again resumes an interrupted run")
     p.add_argument("--checkpoints", default="", help="SQLite checkpoint file for --thread (default: $SUNAR_HOME/checkpoints.sqlite)")
     _model_options(p)
@@ -304,6 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", default="", help="index directory (default: one per corpus under $SUNAR_HOME/indexes)")
     p.add_argument("--workers", type=int, default=1, help="questions answered at once (Ollama serves several; the embedded model one)")
     p.add_argument("--retry-errors", action="store_true", help="also run again the questions whose earlier attempt in --out ended in an error (a rerun skips them otherwise)")
+    p.add_argument(
+        "--given-pools",
+        action="store_true",
+        help="gensco, gensco_stop and rag choose from each question's own pool_ids (the GenSco paper's setting) instead of the corpus",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _model_options(p)
     p.set_defaults(func=cmd_eval)

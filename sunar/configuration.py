@@ -46,6 +46,7 @@ CPU_PROFILE: dict[str, Any] = {
     "max_hops": 3,
     "chain_check_after": 2,
     "max_tokens": 128,
+    "gensco_pool": 10,
     "gensco_candidates": 5,
     # With m=3 samples and two batches per sub-question, the paper's score / s halves a whole batch
     # on one dissenting sample, and a batch that confidently answers off-topic then outranks the
@@ -216,12 +217,19 @@ class Configuration(_Checked):
         "OpenAI-compatible server. Off: the same prompts decoded freely (a reply that breaks the JSON is read as free text).",
     )
     # --- other systems: GenSco and RA-ISF ------------------------------------------------------
-    gensco_candidates: int = Field(
-        10,
+    gensco_pool: int = Field(
+        20,
         ge=1,
         le=100,
-        description="GenSco: candidate passages the scorer LLM compares per step (the first stage per sub-question, "
-        "re-ranked by the scorer, top ones).",
+        description="GenSco: passages in a question's fixed candidate pool when the input gives none (pool_ids): the "
+        "first stage of the question, this deep (the paper's pools hold 10-20 passages).",
+    )
+    gensco_candidates: int = Field(
+        20,
+        ge=1,
+        le=100,
+        description="GenSco: candidate passages the scorer LLM compares per step: the pool's passages not chosen yet, "
+        "pre-ranked by the scorer against the sub-question, top ones (the whole pool, as in the paper, when it is no larger).",
     )
     likelihood_llm: str = Field(
         "",

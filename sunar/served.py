@@ -40,6 +40,7 @@ self_ask = served("self_ask")
 gensco = served("gensco")
 gensco_stop = served("gensco_stop")
 ra_isf = served("ra_isf")
+rag = served("rag")
 
 
 def allowed_origin(origin: str) -> bool:

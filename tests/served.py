@@ -5,6 +5,6 @@ from oracle import use_oracle
 
 use_oracle()
 
-from sunar.served import gensco, gensco_stop, ra_isf, self_ask, sunar, sunar_no_asu, sunar_r  # noqa: E402
+from sunar.served import gensco, gensco_stop, ra_isf, rag, self_ask, sunar, sunar_no_asu, sunar_r  # noqa: E402
 
-__all__ = ["gensco", "gensco_stop", "ra_isf", "self_ask", "sunar", "sunar_no_asu", "sunar_r"]
+__all__ = ["gensco", "gensco_stop", "ra_isf", "rag", "self_ask", "sunar", "sunar_no_asu", "sunar_r"]

@@ -3,6 +3,8 @@ configuration as SUNAR, so the approaches compare on one corpus with one command
 
     gensco/   GenSco: greedy passage selection guided by a step-by-step decomposition
     ra_isf/   RA-ISF: retrieval-augmented iterative self-feedback
+    rag/      retrieve-then-read, the plain baseline of both papers (GenSco's pool and reader)
 
-Each folder holds the same four files: ``graph.py``, ``nodes.py``, ``state.py``, ``prompts.py``.
+GenSco and RA-ISF each hold ``graph.py``, ``nodes.py``, ``state.py`` and ``prompts.py``; ``rag``
+only ``graph.py`` and ``nodes.py``, as it borrows the rest from GenSco.
 """

@@ -37,6 +37,7 @@ class Question:
     answers: list[str]
     supporting_ids: list[str]
     sub_questions: list[tuple[str, str, str]] = field(default_factory=list)  # (question, answer, support id)
+    pool_ids: list[str] = field(default_factory=list)  # the question's own candidate passages (GenSco's pool)
 
 
 def _strings(value: Any, name: str) -> list[str]:
@@ -85,6 +86,7 @@ def _question(rec: Any, dataset: str) -> Question:
         list(answers),
         list(_strings(rec.get("supporting_ids") or [], "supporting_ids")),
         _sub_questions(rec.get("decomposition") or []),
+        list(_strings(rec.get("pool_ids") or [], "pool_ids")),
     )
 
 

@@ -61,6 +61,9 @@ class EvalSettings:
     workers: int = 1
     #: Run again the pairs whose earlier attempt ended in an error (else a rerun skips them).
     retry_errors: bool = False
+    #: The graphs that take a candidate pool (GenSco, rag) choose from each question's ``pool_ids``
+    #: (the GenSco paper's setting) instead of the first stage over the corpus.
+    given_pools: bool = False
 
 
 def interleave(questions: Sequence[Question]) -> list[Question]:
@@ -223,6 +226,7 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
         "questions": {"file": Path(settings.questions).name, "sha256": fingerprint(Path(settings.questions))},
         "corpus": {"file": Path(settings.corpus).name, "sha256": fingerprint(Path(settings.corpus))},
         "configuration": {k: v for k, v in configurable.items() if k not in {"llm_cache", "index_dir"}},
+        "given_pools": settings.given_pools,
     }
     path = out / "run.json"
     variants = list(settings.variants)
@@ -234,7 +238,8 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
         # a field the configuration gained (or lost) since the run started leaves its default's behaviour
         earlier = before.get("configuration") or {}
         same_fields = {k: earlier.get(k, v) for k, v in described["configuration"].items()}
-        if {k: before.get(k) for k in ("questions", "corpus")} != {k: described[k] for k in ("questions", "corpus")} or same_fields != described["configuration"]:
+        before.setdefault("given_pools", False)  # runs from before the setting
+        if {k: before.get(k) for k in ("questions", "corpus", "given_pools")} != {k: described[k] for k in ("questions", "corpus", "given_pools")} or same_fields != described["configuration"]:
             raise SunarError(f"{out} holds a run with other settings (see {path}); choose another --out or delete it")
         described["configuration"] = {**earlier, **described["configuration"]}
         variants = list(dict.fromkeys(before.get("variants", []) + variants))
@@ -289,7 +294,7 @@ def _run(
     out: Path, progress: bool, on_record: Callable[[dict[str, Any]], None] | None,
 ) -> Path:
     from sunar.evals.report import write_report
-    from sunar.graph import build_graph
+    from sunar.graph import GRAPHS, build_graph
     from sunar.stores.index import build_index
 
     stats = build_index(settings.corpus, settings.index, progress=progress)
@@ -303,6 +308,7 @@ def _run(
     todo = [(q, [v for v in settings.variants if (q.id, v) not in done]) for q in questions]
     todo = [(q, vs) for q, vs in todo if vs]
     graphs = {v: build_graph(variant_graph(v)) for v in settings.variants}
+    pooled = {v for v in settings.variants if settings.given_pools and GRAPHS[variant_graph(v)].pooled}
     lock = threading.Lock()
     bar = _progress_bar(sum(len(vs) for _, vs in todo), len(done), progress)
 
@@ -310,7 +316,8 @@ def _run(
         for variant in variants:
             started = time.perf_counter()
             try:
-                result = graphs[variant].invoke({"question": q.question}, {"configurable": per_variant[variant], "recursion_limit": 1000})
+                given = {"question": q.question, **({"pool_ids": q.pool_ids} if variant in pooled and q.pool_ids else {})}
+                result = graphs[variant].invoke(given, {"configurable": per_variant[variant], "recursion_limit": 1000})
                 record = prediction(q, variant, result, time.perf_counter() - started)
             except ModelUnavailable:  # no model, no answers: stop (a rerun resumes)
                 raise

@@ -29,6 +29,7 @@ from langgraph.graph import END, START, StateGraph
 
 from sunar.baselines.gensco import graph as gensco_graph
 from sunar.baselines.ra_isf import graph as ra_isf_graph
+from sunar.baselines.rag import graph as rag_graph
 from sunar.configuration import Configuration
 from sunar.errors import SunarError
 from sunar.nar import nar_goes_on, outranked
@@ -153,13 +154,15 @@ class GraphKind:
     build: Callable[..., Any]
     describe: Callable[[str, dict[str, Any], dict[str, Any]], str | None]
     answer_node: str | None  # the node whose LLM tokens are the final answer (streamed live)
+    pooled: bool = False  # takes a question's own candidate passages (input ``pool_ids``)
 
 
 #: Every graph a user can pick with --variant / --variants, in Studio, or in the eval harness.
 GRAPHS: dict[str, GraphKind] = {
     **{name: GraphKind(build_sunar, describe_step, "final") for name in VARIANTS},
-    **{name: GraphKind(gensco_graph.build_gensco, gensco_graph.describe_step, "answer") for name in gensco_graph.VARIANTS},
+    **{name: GraphKind(gensco_graph.build_gensco, gensco_graph.describe_step, "answer", pooled=True) for name in gensco_graph.VARIANTS},
     "ra_isf": GraphKind(ra_isf_graph.build_ra_isf, ra_isf_graph.describe_step, None),
+    "rag": GraphKind(rag_graph.build_rag, rag_graph.describe_step, "answer", pooled=True),
 }
 GRAPH_NAMES: tuple[str, ...] = tuple(GRAPHS)
 

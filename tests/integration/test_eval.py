@@ -115,7 +115,7 @@ def test_a_variant_names_its_graph_and_the_fields_it_sets():
     [
         ("sunar+samples", "write GRAPH\\+FIELD=VALUE"),
         ("sunar+=3", "write GRAPH\\+FIELD=VALUE"),
-        ("sunar+index_dir=/tmp/x", "index_dir is the run's"),
+        ("sunar+index_dir=elsewhere", "index_dir is the run's"),
         ("sunar+llm_cache=x.sqlite", "llm_cache is the run's"),
         ("sunar+profile=paper", "profile is the run's"),
         ("sunar+sampels=3", "variant 'sunar\\+sampels=3': .*unknown field 'sampels'"),
@@ -146,6 +146,29 @@ def test_an_ablation_runs_in_the_same_run_from_the_same_llm_cache(tmp_path, demo
     assert set(metrics["all"]) == {"sunar", "sunar+max_hops=1"}
     assert "| sunar+max_hops=1 |" in (out / "report.md").read_text()
     assert json.loads((out / "run.json").read_text())["configuration"]["max_hops"] == 3  # the run's own value
+
+
+@pytest.mark.slow
+def test_given_pools_reach_the_graphs_that_take_a_pool_and_only_with_the_flag(tmp_path, demo_index, demo_corpus, oracle):
+    lynch = "d318efe81f917"
+    first = json.loads(Path(QUESTIONS).read_text().splitlines()[0])
+    questions = tmp_path / "pooled.jsonl"
+    questions.write_text(json.dumps({**first, "pool_ids": [lynch]}) + "\n")
+
+    def evidence(given_pools, out):
+        s = settings(tmp_path, demo_index, demo_corpus, limit=1, given_pools=given_pools)
+        s.questions, s.variants, s.out = str(questions), ["rag", "self_ask"], str(tmp_path / out)
+        records = latest(read_predictions(run_eval(s, progress=False) / "predictions.jsonl"))
+        return {v: records[("demo-1", v)]["evidence_ids"] for v in ("rag", "self_ask")}
+
+    given, searched = evidence(True, "given"), evidence(False, "searched")
+    assert given["rag"] == [lynch] and len(searched["rag"]) > 1  # the corpus's first stage without the flag
+    assert given["self_ask"] == searched["self_ask"]  # a graph without a pool searches the corpus either way
+    assert json.loads((tmp_path / "given" / "run.json").read_text())["given_pools"] is True
+    s = settings(tmp_path, demo_index, demo_corpus, limit=1)
+    s.questions, s.variants, s.out = str(questions), ["rag"], str(tmp_path / "given")
+    with pytest.raises(SunarError, match="other settings"):  # one run, one choice
+        run_eval(s, progress=False)
 
 
 @pytest.mark.slow

@@ -118,7 +118,7 @@ def test_studio_serves_on_the_loopback_only():
 @pytest.mark.slow
 def test_serves_the_named_graphs(client):
     graphs = {a["graph_id"] for a in client.assistants.search(limit=50)}
-    assert {"sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf"} <= graphs
+    assert {"sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf", "rag"} <= graphs
 
 
 @pytest.mark.slow

@@ -83,6 +83,7 @@ BAD = [
     ("file", [line(decomposition=steps("Who directed it?", "Where was #2 born?"))], "step 2 refers to #2, but only #1 to #1 come before it"),
     ("file", [line(decomposition=steps("Who?", "Where was #1 born?", "When was #0?"))], "step 3 refers to #0, but only #1 to #2"),
     ("file", [line(supporting_ids="d1")], "'supporting_ids' must be a list of strings"),
+    ("file", [line(pool_ids=["d1", 2])], "'pool_ids' must be a list of strings"),
     # model choices, by their form alone
     ({"nli": "bogus"}, "unknown nli 'bogus'; use auto, llm or hf:"),
     ({"nli": "hf:"}, "unknown nli 'hf:'"),

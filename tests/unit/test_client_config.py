@@ -132,7 +132,7 @@ def test_an_ordinary_served_run_answers_with_the_operators_profile(operator_env)
 
 
 def test_studio_shows_the_client_fields_bounded_and_the_operator_fields_as_the_servers():
-    for name in ("sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf"):
+    for name in ("sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf", "rag"):
         graph = getattr(served, name)
         assert graph.context_schema is ClientConfiguration and set(graph.nodes) == set(build_graph(name).nodes)
     schema = served.sunar.get_context_jsonschema()["properties"]

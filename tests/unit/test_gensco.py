@@ -197,7 +197,7 @@ def test_long_passages_are_cut_in_prompts():
 def test_two_steps_then_the_end_keyword():
     out, seq, llm = run()
     assert seq == [
-        "ask", "propose", "candidates", "select", "propose", "candidates", "select", "propose", "answer", "confidence", "respond",
+        "ask", "pool", "propose", "candidates", "select", "propose", "candidates", "select", "propose", "answer", "confidence", "respond",
     ]
     # the likeliest candidate wins although the scorer pre-ranks Eraserhead first
     assert [e["id"] for e in out["evidence"]] == ["d1", "d2"]
@@ -278,17 +278,39 @@ def test_broken_output_later_stops():
 def test_empty_retrieval_answers_without_passages():
     out, seq, llm = run(index=MemoryIndex(CORPUS))
     assert out["hops"] == [] and out["evidence"] == [] and "select" not in seq
-    assert any("found nothing" in n for n in out["notes"])
+    assert any("the first stage holds no passage for the question" in n for n in out["notes"])
+    assert any("the pool is empty" in n for n in out["notes"])
     assert "(no passages found)" in next(p for p in llm.calls if p.startswith(prompts.ANSWER_SYSTEM))
     assert llm.loglik_calls == []
 
 
-def test_first_sub_question_finding_nothing_falls_back_to_the_question():
-    index = MemoryIndex(CORPUS, rankings={QUESTION: [("d1", 2.0), ("d2", 1.0)]})
-    out, _, _ = run(index=index)
-    assert [e["id"] for e in out["evidence"]] == ["d1"]  # step 2 found nothing for its sub-question
-    notes = " | ".join(out["notes"])
-    assert "retrieved for the question itself" in notes and "found nothing for 'Where was David Lynch born?'" in notes
+def test_the_pool_is_the_first_stage_of_the_question_fixed_for_every_step():
+    # only the question itself finds anything: every step chooses from the question's pool
+    index = MemoryIndex(CORPUS, rankings={QUESTION: [("d3", 4.0), ("d1", 3.0), ("d2", 2.0), ("d4", 1.0)]})
+    out, seq, llm = run(index=index, gensco_pool=3)
+    assert [e["id"] for e in out["evidence"]] == ["d1", "d2"] and seq.count("pool") == 1
+    assert {last_title(p) for p, _ in llm.loglik_calls if p.startswith(prompts.SCORE_SYSTEM)} == {"Eraserhead", "Ronnie Rocket", "David Lynch"}
+
+
+def test_a_given_pool_is_used_instead_of_the_first_stage():
+    llm = ScriptedLLM(generator(STEPS), loglik=loglik_table())
+    index = MemoryIndex(CORPUS, default_ranking=[("d3", 4.0)])  # the first stage would offer only Eraserhead
+    res = resources(llm, TableScorer({}), index)
+    given = {"question": QUESTION, "pool_ids": ["d2", "d1", "gone", "d1"]}
+    out = build_graph("gensco").invoke(given, {"configurable": {"resources": res, "samples": 2}})
+    assert [e["id"] for e in out["evidence"]] == ["d1", "d2"]
+    assert "1 of 3 passages of the given pool are missing from the index" in out["notes"]
+    assert {last_title(p) for p, _ in llm.loglik_calls if p.startswith(prompts.SCORE_SYSTEM)} == {"Ronnie Rocket", "David Lynch"}
+
+
+def test_a_given_pool_is_used_up_by_its_question_on_a_thread():
+    llm = ScriptedLLM(generator(STEPS), loglik=loglik_table())
+    res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, default_ranking=[("d4", 1.0)]))
+    graph = build_gensco("gensco", checkpointer=InMemorySaver())
+    config = {"configurable": {"resources": res, "samples": 2, "thread_id": "t"}}
+    first = graph.invoke({"question": QUESTION, "pool_ids": ["d1", "d2"]}, config)
+    second = graph.invoke({"question": "Where was David Lynch born?"}, config)  # no pool: the first stage's
+    assert [e["id"] for e in first["evidence"]] == ["d1", "d2"] and [e["id"] for e in second["evidence"]] == ["d4"]
 
 
 def test_no_candidate_left():
@@ -296,7 +318,8 @@ def test_no_candidate_left():
     out, _, _ = run(index=index)
     assert [e["id"] for e in out["evidence"]] == ["d1"]
     notes = " | ".join(out["notes"])
-    assert "1 ranked ids missing from the store" in notes and "no passage that is not selected already" in notes
+    assert "1 of 2 passages of the first stage are missing from the index" in notes
+    assert "the pool holds no passage that is not selected already" in notes
 
 
 def test_gensco_stop_stops_when_the_question_likelihood_stops_improving():

@@ -1,7 +1,7 @@
 """GenSco, one of the other systems beside SUNAR: greedy passage selection guided by a
 step-by-step decomposition, as an explicit LangGraph state machine.
 
-    ask -> propose --(sub-question)--> candidates --(some)--> select --> propose ...      (gensco)
+    ask -> pool -> propose --(sub-question)--> candidates --(some)--> select --> propose ...  (gensco)
                                                                  +--> stop_check --> propose ...
                                                                                     (gensco_stop)
     propose / candidates / stop_check --(halt)--> answer -> confidence -> respond
@@ -23,20 +23,20 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from sunar.baselines.gensco.nodes import answer, candidates, propose, select, stop_check
-from sunar.baselines.gensco.state import GenScoState
+from sunar.baselines.gensco.nodes import answer, candidates, pool, propose, select, stop_check
+from sunar.baselines.gensco.state import GenScoState, PoolInput
 from sunar.configuration import Configuration
 from sunar.errors import SunarError
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import confidence
 from sunar.nodes.respond import respond
-from sunar.state import InputState, OutputState
+from sunar.state import OutputState
 from sunar.streaming import describe_common
 
 #: variant -> whether the question's log-likelihood decides when to stop
 VARIANTS: dict[str, bool] = {"gensco": False, "gensco_stop": True}
 #: GenSco's own per-question fields, cleared when a new question starts on a thread.
-FRESH = {"sub_question": "", "candidates": [], "question_loglik": [], "halt": ""}
+FRESH = {"pool": [], "sub_question": "", "candidates": [], "question_loglik": [], "halt": ""}
 
 
 def unless_halted(target: str) -> Callable[[dict[str, Any]], str]:
@@ -54,8 +54,9 @@ def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     if variant not in VARIANTS:
         raise SunarError(f"unknown GenSco variant '{variant}'; choose one of: {', '.join(VARIANTS)}")
     by_likelihood = VARIANTS[variant]
-    g = StateGraph(GenScoState, context_schema=Configuration, input_schema=InputState, output_schema=OutputState)
+    g = StateGraph(GenScoState, context_schema=Configuration, input_schema=PoolInput, output_schema=OutputState)
     g.add_node("ask", make_ask(FRESH))
+    g.add_node("pool", pool)
     g.add_node("propose", propose)
     g.add_node("candidates", candidates)
     g.add_node("select", select)
@@ -64,7 +65,8 @@ def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")
-    g.add_edge("ask", "propose")
+    g.add_edge("ask", "pool")
+    g.add_edge("pool", "propose")
     g.add_conditional_edges("propose", unless_halted("candidates"), ["candidates", "answer"])
     g.add_conditional_edges("candidates", unless_halted("select"), ["select", "answer"])
     if by_likelihood:
@@ -85,6 +87,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         if update.get("sub_question"):
             return f"sub-question: {update['sub_question']}"
         return f"selection stopped ({update.get('halt') or 'done'})"
+    if node == "pool" and "pool" in update:
+        return f"{len(update['pool'])} passages in the pool"
     if node == "candidates" and update.get("candidates"):
         return f"{len(update['candidates'])} candidate passages: " + ", ".join(c["title"] for c in update["candidates"])
     if node == "select":

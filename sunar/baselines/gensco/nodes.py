@@ -1,7 +1,11 @@
 """GenSco's nodes: greedy passage selection guided by a step-by-step decomposition.
 
+    pool        the question's fixed candidate pool, once: the passages the caller gives
+                (``pool_ids``: a dataset's own pool, as in the paper), else the first stage of
+                the question, ``gensco_pool`` deep (the paper's setting over a whole corpus)
     propose     the generator writes the next sub-question, or the end keyword
-    candidates  passages for the sub-question that are not chosen yet
+    candidates  the pool's passages not chosen yet, pre-ranked by the scorer against the
+                sub-question, top ``gensco_candidates`` (all of them at the paper's defaults)
     select      the scorer LLM's log-likelihood of the sub-question given the chosen passages plus
                 each candidate; the best candidate joins the selection
     stop_check  (gensco_stop) the scorer's log-likelihood of the whole question given the
@@ -26,6 +30,7 @@ from sunar.configuration import Configuration
 from sunar.prompts.answer import UNKNOWN
 from sunar.resources import resources
 from sunar.state import Batch, Evidence, Hop
+from sunar.stores.corpus import Document
 from sunar.text import normalize_answer
 from sunar.usage import node
 
@@ -62,38 +67,42 @@ def propose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     return {"sub_question": "", "halt": "format", "notes": [f"GenSco's generator broke the format ({text[:80]!r}); selection stopped"]}
 
 
-def _unchosen(ranking: list[tuple[str, float]], chosen: set[str]) -> list[str]:
-    return [doc_id for doc_id, _ in ranking if doc_id not in chosen]
+@node("pool")
+def pool(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The question's candidate pool, fixed for the whole selection: the given ``pool_ids`` (in
+    their order; ids the index lacks are noted and dropped), else the first stage of the question,
+    ``gensco_pool`` deep. The given ids are used up, so a later question on the thread starts anew."""
+    cfg = Configuration.from_runnable_config(config)
+    res = resources(config)
+    given = [str(i) for i in state.get("pool_ids") or []]
+    if given:
+        ids, source = list(dict.fromkeys(given)), "the given pool"
+    else:
+        ids, source = [doc_id for doc_id, _ in res.index.first_stage(state["question"], cfg.gensco_pool, cfg.first_stage)], "the first stage"
+    docs = res.index.documents(ids)
+    notes = [f"{len(ids) - len(docs)} of {len(ids)} passages of {source} are missing from the index"] if len(docs) < len(ids) else []
+    if not docs:
+        notes.append(f"{source} holds no passage for the question; answering without passages")
+    found = [Evidence(id=d.id, title=d.title, text=d.text, score=0.0) for d in docs]
+    return {"pool": found, "pool_ids": [], "notes": notes}
 
 
 @node("candidates")
 def candidates(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    """The candidate passages of the step: the first-stage ranking of the sub-question (depth
-    ``first_stage_depth``) without the passages already chosen, pre-ranked by the project's scorer
-    (the one NAR uses) against the sub-question, top ``gensco_candidates``. The pre-ranking spends
-    the costly log-likelihood passes on the passages most likely to answer. When the first stage
-    finds nothing for the first sub-question, the question itself is tried."""
+    """The candidates of the step: the pool's passages not chosen yet, pre-ranked by the
+    project's scorer (the one NAR uses) against the sub-question, top ``gensco_candidates``: the
+    costly log-likelihood passes go to the passages most likely to answer (a pool no larger than
+    ``gensco_candidates`` is scored whole, as in the paper)."""
     cfg = Configuration.from_runnable_config(config)
-    res = resources(config)
-    sub_question, question = state["sub_question"], state["question"]
     chosen = {e["id"] for e in state.get("evidence") or []}
-    ranking = res.index.first_stage(sub_question, cfg.first_stage_depth, cfg.first_stage)
-    ids, notes = _unchosen(ranking, chosen), []
-    if not ranking and not state.get("hops") and sub_question != question:
-        fallback = res.index.first_stage(question, cfg.first_stage_depth, cfg.first_stage)
-        if fallback:
-            ranking, ids = fallback, _unchosen(fallback, chosen)
-            notes.append(f"first stage found nothing for {sub_question!r}; candidates were retrieved for the question itself")
-    docs = res.index.documents(ids)
-    if not docs:
-        why = "found nothing" if not ranking else "found no passage that is not selected already"
-        return {"candidates": [], "halt": "no_candidates", "notes": [*notes, f"first stage {why} for {sub_question!r}; selection stopped"]}
-    if len(docs) < len(ids):
-        notes.append(f"{len(ids) - len(docs)} ranked ids missing from the store")
-    scores = res.scorer.score(sub_question, docs)
-    ranked = sorted(zip(docs, scores, strict=True), key=lambda pair: -pair[1])[: max(1, cfg.gensco_candidates)]
-    found = [Evidence(id=d.id, title=d.title, text=d.text, score=float(s)) for d, s in ranked]
-    return {"candidates": found, "halt": "", "notes": notes}
+    left = [p for p in state.get("pool") or [] if p["id"] not in chosen]
+    if not left:
+        why = "is empty" if not state.get("pool") else "holds no passage that is not selected already"
+        return {"candidates": [], "halt": "no_candidates", "notes": [f"the pool {why}; selection stopped"]}
+    docs = [Document(id=p["id"], title=p["title"], text=p["text"]) for p in left]
+    scores = resources(config).scorer.score(state["sub_question"], docs)
+    ranked = sorted(zip(left, scores, strict=True), key=lambda pair: -pair[1])[: max(1, cfg.gensco_candidates)]
+    return {"candidates": [Evidence(**{**p, "score": float(s)}) for p, s in ranked], "halt": ""}
 
 
 @node("select")

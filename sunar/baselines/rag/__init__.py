@@ -1,0 +1,1 @@
+"""Retrieve-then-read: the plain baseline of the GenSco and RA-ISF papers."""

@@ -1,0 +1,48 @@
+"""Retrieve-then-read (``rag``), the plain baseline both other papers measure against: GenSco's
+"ranker + FS" (a ranking of the question's pool, the top passages to the same reader) and RA-ISF's
+RAG (retrieve for the question, read once).
+
+    ask -> pool -> rank -> answer -> confidence -> respond
+
+The pool is GenSco's (the given ``pool_ids``, else the first stage of the question, ``gensco_pool``
+deep) and so is the reader, so ``rag`` against ``gensco`` isolates GenSco's passage selection.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from sunar.baselines.gensco.nodes import answer, pool
+from sunar.baselines.gensco.state import PoolInput
+from sunar.baselines.rag.nodes import rank
+from sunar.configuration import Configuration
+from sunar.nodes.ask import make_ask
+from sunar.nodes.confidence import confidence
+from sunar.nodes.respond import respond
+from sunar.state import Evidence, OutputState
+from sunar.streaming import describe_common
+
+
+class RagState(PoolInput, OutputState, total=False):
+    pool: list[Evidence]  # the question's candidate passages
+
+
+def build_rag(variant: str = "rag", checkpointer: Any = None) -> Any:
+    g = StateGraph(RagState, context_schema=Configuration, input_schema=PoolInput, output_schema=OutputState)
+    g.add_sequence([
+        ("ask", make_ask({"pool": []})), ("pool", pool), ("rank", rank), ("answer", answer), ("confidence", confidence), ("respond", respond),
+    ])
+    g.add_edge(START, "ask")
+    g.add_edge("respond", END)
+    return g.compile(checkpointer=checkpointer, name=variant)
+
+
+def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> str | None:
+    """One line for a node's state update, as ``sunar ask --stream`` shows it."""
+    if node == "pool" and "pool" in update:
+        return f"{len(update['pool'])} passages in the pool"
+    if node == "rank":
+        return "read: " + ", ".join(e["title"] for e in update.get("evidence") or []) if update.get("evidence") else "no passage to read"
+    return describe_common(node, update)

@@ -1,0 +1,29 @@
+"""Retrieve-then-read's own node. The pool and the reader are GenSco's
+(:mod:`sunar.baselines.gensco.nodes`), so the two differ only in how passages are chosen.
+
+    rank    the pool re-ranked by the scorer against the question, top ``evidence`` (l)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sunar.configuration import Configuration
+from sunar.resources import resources
+from sunar.state import Evidence
+from sunar.stores.corpus import Document
+from sunar.usage import node
+
+
+@node("rank")
+def rank(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The l best passages of the pool for the question, by the scorer (ties keep the pool's order)."""
+    cfg = Configuration.from_runnable_config(config)
+    passages = state.get("pool") or []
+    if not passages:
+        return {"evidence": []}
+    scores = resources(config).scorer.score(state["question"], [Document(id=p["id"], title=p["title"], text=p["text"]) for p in passages])
+    ranked = sorted(zip(passages, scores, strict=True), key=lambda pair: -pair[1])[: cfg.evidence]
+    return {"evidence": [Evidence(**{**p, "score": float(s)}) for p, s in ranked]}
