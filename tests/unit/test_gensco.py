@@ -181,6 +181,8 @@ def test_the_worked_examples_are_what_the_grammar_allows():
         assert read_object(reply, prompts.SCHEMA) == found and reply == as_reply(**found)
         assert all(len(v) <= prompts.SCHEMA["properties"][k].get("maxLength", 99) for k, v in found.items())
     assert json.loads(replies[-1]) == {"step": prompts.END, "text": prompts.END_TEXT}
+    shots = [m.content for m in prompts.answer_messages(QUESTION, []) if m.type == "ai"]
+    assert len(shots) == len(prompts.ANSWER_EXAMPLES) and all(prompts.read_final(r) and read_object(r, prompts.ANSWER_SCHEMA) for r in shots)
     for text in (prompts.next_messages(QUESTION, [])[-1].content, prompts.ANSWER_SYSTEM, prompts.ANSWER_AGAIN):
         assert '"step": "sub-question"' in text or '{"answer": "..."}' in text
 

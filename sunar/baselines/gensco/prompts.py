@@ -115,13 +115,27 @@ ANSWER_SYSTEM = (
 )
 
 
-def answer_messages(question: str, passages: Sequence[dict]) -> list[BaseMessage]:
-    """The final generator call: the question and the selected passage sequence."""
+#: The reader's worked examples (the paper gives it 2-3 Question/Context/Answer shots): the worked
+#: examples' questions with their passages in selection order, and the short answer.
+ANSWER_EXAMPLES: list[tuple[str, list[tuple[str, str, str]], str]] = [
+    (EXAMPLES[0][0], EXAMPLES[0][1], "River Chelt"),
+    (EXAMPLES[1][0], EXAMPLES[1][1], "Vertigo"),
+    (EXAMPLES[2][0], EXAMPLES[2][1], "1954"),
+]
+
+
+def _read(question: str, passages: Sequence[dict]) -> HumanMessage:
     block = "\n".join(f"[{i}] {passage(p['title'], p['text'])}" for i, p in enumerate(passages, start=1))
-    return [
-        SystemMessage(ANSWER_SYSTEM),
-        HumanMessage(f"Passages:\n{block or '(no passages found)'}\n\nQuestion: {question}"),
-    ]
+    return HumanMessage(f"Passages:\n{block or '(no passages found)'}\n\nQuestion: {question}")
+
+
+def answer_messages(question: str, passages: Sequence[dict]) -> list[BaseMessage]:
+    """The final generator call: the rule, the worked examples as turns, then the question and
+    the selected passage sequence."""
+    messages: list[BaseMessage] = [SystemMessage(ANSWER_SYSTEM)]
+    for example, steps, short in ANSWER_EXAMPLES:
+        messages += [_read(example, [{"title": t, "text": x} for _, t, x in steps]), AIMessage(as_reply(answer=short))]
+    return [*messages, _read(question, passages)]
 
 
 # The scorer LLM's prompts. The instruction sits in the system message and the user turn holds
