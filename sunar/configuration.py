@@ -48,6 +48,12 @@ CPU_PROFILE: dict[str, Any] = {
     "max_tokens": 128,
     "gensco_pool": 10,
     "gensco_candidates": 5,
+    # RA-ISF's judges as measured on dev questions 101-140 (benchmarks/RESULTS.md): the 1.5B model
+    # answered 1 of 40 from memory and its self-knowledge judge said yes to 22, so it is asked to be
+    # surer than any margin seen; its relevance judge is at chance and the scorer's score is not
+    "ra_isf_relevance": "scorer",
+    "relevance_threshold": 1.36,
+    "self_knowledge_threshold": 1.0,
     # With m=3 samples and two batches per sub-question, the paper's score / s halves a whole batch
     # on one dissenting sample, and a batch that confidently answers off-topic then outranks the
     # gold one. The official code's contradiction penalty keeps Recall@10 (benchmarks/RESULTS.md).
@@ -238,12 +244,24 @@ class Configuration(_Checked):
         "in the server's environment.",
     )
     ra_isf_depth: int = Field(3, ge=0, le=10, description="RA-ISF: deepest recursion of sub-questions (D_th); past it a sub-question is 'unknown'.")
+    ra_isf_relevance: Literal["llm", "scorer"] = Field(
+        "llm",
+        description="RA-ISF: who judges a passage's relevance: 'llm' (the LLM asked yes or no; the paper's judge is "
+        "a fine-tuned 7B model) or 'scorer' (the scorer's score, a relevance model, without an LLM call).",
+    )
     relevance_threshold: float = Field(
         0.0,
         ge=-50.0,
         le=50.0,
-        description="RA-ISF: a passage is relevant when the judge's logp(yes) - logp(no) is above this "
-        "(0: the argmax; benchmarks/bench_relevance measures it).",
+        description="RA-ISF: a passage is relevant when the judge's margin is above this: the LLM's logp(yes) - logp(no) "
+        "(0: the argmax) or the scorer's score (benchmarks/bench_ra_isf_judges measures both).",
+    )
+    self_knowledge_threshold: float = Field(
+        0.0,
+        ge=-50.0,
+        le=50.0,
+        description="RA-ISF: the question is answered from memory when the self-knowledge judge's logp(yes) - logp(no) "
+        "is above this (0: the argmax).",
     )
     confidence_samples: int = Field(
         0, ge=0, le=100, description="Answers sampled to the original question for the final answer's confidence and signals; 0: m."

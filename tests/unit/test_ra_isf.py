@@ -172,6 +172,29 @@ def test_relevance_threshold_decides():
     assert ra_isf._yes({"yes": -0.1, "no": -2.0}, threshold=1.0) and not ra_isf._yes({"yes": -0.1, "no": -1.0}, threshold=1.0)
 
 
+def test_the_scorer_can_judge_relevance_without_an_llm_call():
+    """With ra_isf_relevance=scorer a passage is relevant when its scorer score beats the threshold:
+    Lynch's passage (0.8) is, the rocket (0.1) is not; the LLM is never asked."""
+    model = Model(from_passages={Q: "Missoula, Montana"})  # the LLM judge would call nothing relevant
+    out, seq, _ = run(model, rankings={Q: ["d3", "d2"]}, ra_isf_relevance="scorer", relevance_threshold=0.5)
+    assert out["answer"] == "Missoula, Montana" and [e["id"] for e in out["evidence"]] == ["d2"]
+    assert not model.questions("relevance") and "decompose" not in seq
+    # a threshold above every score: nothing relevant, so the question decomposes (as with the LLM's "no")
+    model = lynch_model()
+    out, seq, _ = run(model, rankings=LYNCH_RANKINGS, ra_isf_relevance="scorer", relevance_threshold=0.95)
+    assert model.questions("decompose")[0] == Q and not model.questions("relevance")
+
+
+def test_self_knowledge_threshold_decides():
+    """Answered from memory only when the judge's margin beats self_knowledge_threshold (0.9 here)."""
+    model = Model(known={"What is the capital of Japan?": "Tokyo"}, relevant={("What is the capital of Japan?", "Ronnie Rocket")},
+                  from_passages={"What is the capital of Japan?": "Tokyo, Japan"})
+    sure, _, _ = run(model, question="What is the capital of Japan?", default=["d1"], llm=MarginLLM, self_knowledge_threshold=0.8)
+    unsure, _, _ = run(model, question="What is the capital of Japan?", default=["d1"], llm=MarginLLM, self_knowledge_threshold=1.0)
+    assert sure["answer"] == "Tokyo" and unsure["answer"] == "Tokyo, Japan"  # retrieved and read instead
+    assert model.questions("memory") == ["What is the capital of Japan?"]
+
+
 def test_no_relevant_passage_decomposes_and_composes_from_sub_answers():
     model = lynch_model()
     out, seq, updates = run(model, rankings=LYNCH_RANKINGS)

@@ -174,7 +174,8 @@ def _yes(scores: dict[str, float], threshold: float = 0.0) -> bool:
 def self_knowledge(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Can the LLM answer the question from memory alone?"""
     frames, frame = _current(state)
-    known = _yes(resources(config).llm.judge(prompts.know_messages(frame["question"]), prompts.LABELS))
+    threshold = Configuration.from_runnable_config(config).self_knowledge_threshold
+    known = _yes(resources(config).llm.judge(prompts.know_messages(frame["question"]), prompts.LABELS), threshold)
     changes: dict[str, Any] = {"known": known, "stage": "answer", "basis": "self"} if known else {"known": False, "stage": "retrieve"}
     return {"frames": _put(frames, frame, **changes)}
 
@@ -201,14 +202,17 @@ def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 
 @node("relevance")
 def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    """Judge each retrieved passage's relevance to the question."""
-    llm = resources(config).llm
-    threshold = Configuration.from_runnable_config(config).relevance_threshold
+    """Judge each retrieved passage's relevance to the question: the LLM's yes or no, or the
+    scorer's score (it ranked the passages already; no call)."""
+    llm, cfg = resources(config).llm, Configuration.from_runnable_config(config)
     frames, frame = _current(state)
-    relevant = [
-        p["id"] for p in frame["passages"]
-        if _yes(llm.judge(prompts.relevance_messages(frame["question"], p), prompts.LABELS), threshold)
-    ]
+    if cfg.ra_isf_relevance == "scorer":
+        relevant = [p["id"] for p in frame["passages"] if p["score"] > cfg.relevance_threshold]
+    else:
+        relevant = [
+            p["id"] for p in frame["passages"]
+            if _yes(llm.judge(prompts.relevance_messages(frame["question"], p), prompts.LABELS), cfg.relevance_threshold)
+        ]
     changes: dict[str, Any] = {"relevant": relevant, "stage": "answer", "basis": "passages"} if relevant else {"relevant": [], "stage": "decompose"}
     return {"frames": _put(frames, frame, **changes)}
 
