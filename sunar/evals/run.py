@@ -238,8 +238,8 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
         # a field the configuration gained (or lost) since the run started leaves its default's behaviour
         earlier = before.get("configuration") or {}
         same_fields = {k: earlier.get(k, v) for k, v in described["configuration"].items()}
-        before.setdefault("given_pools", False)  # runs from before the setting
-        if {k: before.get(k) for k in ("questions", "corpus", "given_pools")} != {k: described[k] for k in ("questions", "corpus", "given_pools")} or same_fields != described["configuration"]:
+        before = {"given_pools": False, **before}  # a run from before the setting used none
+        if any(before.get(k) != described[k] for k in ("questions", "corpus", "given_pools")) or same_fields != described["configuration"]:
             raise SunarError(f"{out} holds a run with other settings (see {path}); choose another --out or delete it")
         described["configuration"] = {**earlier, **described["configuration"]}
         variants = list(dict.fromkeys(before.get("variants", []) + variants))
