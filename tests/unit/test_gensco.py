@@ -511,7 +511,7 @@ def test_stream_shows_every_gensco_step(capsys):
     out = stream_steps(build_graph("gensco_stop"), {"question": QUESTION}, {"configurable": {"resources": res, "samples": 2}}, GRAPHS["gensco_stop"].describe, "answer")
     shown = capsys.readouterr().err.splitlines()
     assert out["answer"] == "Missoula, Montana"
-    assert any(line.startswith("[propose] sub-question: ") for line in shown)
+    assert "[pool] 4 passages in the pool" in shown and any(line.startswith("[propose] sub-question: ") for line in shown)
     assert any(line.startswith("[candidates] ") and "candidate passages" in line for line in shown)
     assert any(line.startswith("[select] chose ") for line in shown)
     assert any(line.startswith("[stop_check] log P(question | decomposition) = ") for line in shown)
