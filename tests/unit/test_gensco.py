@@ -243,6 +243,15 @@ def test_gensco_candidates_keeps_the_top_of_the_scorer_ranking():
     assert out["hops"][1]["batches"][0]["ids"] == ["d3", "d2"]
 
 
+def test_a_pool_no_larger_than_gensco_candidates_is_scored_whole_without_the_scorer():
+    scorer = TableScorer({"d4": 0.99})
+    out, _, llm = run(scorer=scorer, gensco_candidates=4)
+    assert scorer.calls == [] and out["hops"][0]["batches"][0]["ids"] == ["d3", "d1", "d2", "d4"]  # the pool's order
+    pre_ranked = TableScorer({"d4": 0.99})
+    run(scorer=pre_ranked, gensco_candidates=3)
+    assert [ids for _, ids in pre_ranked.calls] == [["d3", "d1", "d2", "d4"]]  # step 2 has 3 left: scored whole
+
+
 def test_ties_go_to_the_better_pre_ranked_candidate():
     out, _, _ = run(loglik=lambda prompt, continuation: -3.0)
     assert [e["id"] for e in out["evidence"]] == ["d3", "d1"]

@@ -4,8 +4,8 @@
                 (``pool_ids``: a dataset's own pool, as in the paper), else the first stage of
                 the question, ``gensco_pool`` deep (the paper's setting over a whole corpus)
     propose     the generator writes the next sub-question, or the end keyword
-    candidates  the pool's passages not chosen yet, pre-ranked by the scorer against the
-                sub-question, top ``gensco_candidates`` (all of them at the paper's defaults)
+    candidates  the pool's passages not chosen yet; more than ``gensco_candidates`` are pre-ranked
+                by the scorer against the sub-question and the top ones kept
     select      the scorer LLM's log-likelihood of the sub-question given the chosen passages plus
                 each candidate; the best candidate joins the selection
     stop_check  (gensco_stop) the scorer's log-likelihood of the whole question given the
@@ -89,16 +89,18 @@ def pool(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 
 @node("candidates")
 def candidates(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    """The candidates of the step: the pool's passages not chosen yet, pre-ranked by the
-    project's scorer (the one NAR uses) against the sub-question, top ``gensco_candidates``: the
-    costly log-likelihood passes go to the passages most likely to answer (a pool no larger than
-    ``gensco_candidates`` is scored whole, as in the paper)."""
+    """The candidates of the step: the pool's passages not chosen yet. When there are more than
+    ``gensco_candidates``, the project's scorer (the one NAR uses) pre-ranks them against the
+    sub-question and the top ones are kept, so the costly log-likelihood passes go to the passages
+    most likely to answer; otherwise all of them, in the pool's order, as in the paper."""
     cfg = Configuration.from_runnable_config(config)
     chosen = {e["id"] for e in state.get("evidence") or []}
     left = [p for p in state.get("pool") or [] if p["id"] not in chosen]
     if not left:
         why = "is empty" if not state.get("pool") else "holds no passage that is not selected already"
         return {"candidates": [], "halt": "no_candidates", "notes": [f"the pool {why}; selection stopped"]}
+    if len(left) <= cfg.gensco_candidates:
+        return {"candidates": left, "halt": ""}
     docs = [Document(id=p["id"], title=p["title"], text=p["text"]) for p in left]
     scores = resources(config).scorer.score(state["sub_question"], docs)
     ranked = sorted(zip(left, scores, strict=True), key=lambda pair: -pair[1])[: max(1, cfg.gensco_candidates)]
