@@ -59,6 +59,8 @@ EVAL = [
     ({}, ["--limit", "-1"], "--limit must be 0 (all questions) or more"),
     ({}, ["--workers", "0"], "--workers must be 1 or more"),
     ({}, ["--variants", "sunar,nope"], "unknown variant(s) nope"),
+    ({}, ["--variants", "sunar,sunar+sampels=3"], "variant 'sunar+sampels=3': configuration: unknown field 'sampels'"),
+    ({}, ["--variants", "sunar+profile=paper"], "variant 'sunar+profile=paper': profile is the run's, not one variant's"),
     ({}, ["--corpus", "no-such-corpus.jsonl"], "corpus file not found: no-such-corpus.jsonl"),
     ({"q.jsonl": lines(GOOD, {**GOOD, "id": "q2", "answers": 5})}, [], "q.jsonl line 2: 'answers' must be a list of strings"),
     ({"q.jsonl": lines(GOOD, GOOD)}, [], "q.jsonl line 2: question id 'q1' is already used on line 1"),
