@@ -234,7 +234,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from sunar.evals.calibrate import calibrate_run
 
-    fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta)
+    fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights)
     out = Path(args.out or Path(args.run) / f"calibration-{args.variant}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(fitted, indent=2) + "\n")
@@ -319,6 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", default="sunar", help="the graph whose answers to calibrate (default sunar)")
     p.add_argument("--alpha", type=float, default=0.3, help="the most wrong answers among those given (default 0.3)")
     p.add_argument("--delta", type=float, default=0.1, help="the chance that the promise fails (default 0.1)")
+    p.add_argument(
+        "--weights", choices=("equal", "fitted"), default="equal",
+        help="combine the signals with equal weights (default; robust with tens of answers) or a weight fitted per signal",
+    )
     p.add_argument("--out", default="", help="calibration file to write (default: RUN/calibration-VARIANT.json)")
     p.set_defaults(func=cmd_calibrate)
 

@@ -3,8 +3,8 @@ one score (the probability that the answer is right), and, with a calibration fi
 ``sunar calibrate``, a threshold below which the answer is given only as a best guess.
 
 A calibration file records the LLM it was fitted for and the data (corpus and questions) it was
-fitted on, the combination (an L2-regularised logistic regression on standardised signals) and
-the threshold with its promise: among the answers given, at most ``alpha`` wrong with
+fitted on, the combination (standardised signals with equal weights, or a weight fitted per
+signal, made a probability by an L2-regularised logistic regression) and the threshold with its promise: among the answers given, at most ``alpha`` wrong with
 probability 1 - ``delta``, for questions like the ones it was fitted on.
 """
 
@@ -65,15 +65,20 @@ def signal_matrix(records: Any, features: Any = FEATURES) -> np.ndarray:
     ).reshape(len(records), len(features))
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int = 50) -> dict[str, Any]:
-    """An L2-regularised logistic regression by Newton's method on standardised features (a
-    missing value is the feature's mean); the model as plain lists, for a JSON file."""
+def _standardised(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, scale, z): each feature's mean and spread, and the features standardised with a
+    missing value at the feature's mean (z = 0)."""
     seen = ~np.isnan(x)
     mean = np.array([x[seen[:, j], j].mean() if seen[:, j].any() else 0.0 for j in range(x.shape[1])])
     filled = np.where(seen, x, mean)
     scale = filled.std(axis=0)
     scale[scale == 0] = 1.0
-    z = np.hstack([np.ones((len(x), 1)), (filled - mean) / scale])
+    return mean, scale, (filled - mean) / scale
+
+
+def _newton(z: np.ndarray, y: np.ndarray, l2: float, iterations: int = 50) -> np.ndarray:
+    """Weights [intercept, *coef] of an L2-regularised logistic regression on z, by Newton's method."""
+    z = np.hstack([np.ones((len(z), 1)), z])
     w = np.zeros(z.shape[1])
     penalty = np.diag([0.0] + [l2] * (z.shape[1] - 1))
     for _ in range(iterations):
@@ -82,7 +87,32 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iterations: int 
         w -= step
         if np.abs(step).max() < 1e-8:
             break
+    return w
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> dict[str, Any]:
+    """An L2-regularised logistic regression on standardised features, a weight per feature; the
+    model as plain lists, for a JSON file."""
+    mean, scale, z = _standardised(x)
+    w = _newton(z, y, l2)
     return {"mean": mean.tolist(), "scale": scale.tolist(), "intercept": float(w[0]), "coef": w[1:].tolist()}
+
+
+def fit_equal_weights(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> dict[str, Any]:
+    """One weight for all the standardised signals (each oriented so that higher means more
+    trust): their mean, turned into a probability by a logistic fit of two numbers. With tens of
+    labelled answers, weights fitted per signal follow noise and can turn a signal against its
+    sense; equal weights cannot (and a slope below 0 is cut to 0: no signal then counts). The same
+    model format as :func:`fit_logistic`."""
+    mean, scale, z = _standardised(x)
+    w = _newton(z.mean(axis=1, keepdims=True), y, l2)
+    if w[1] <= 0:  # the signals point the wrong way on these answers: the base rate alone
+        w = np.array([_newton(np.zeros((len(y), 0)), y, l2)[0], 0.0])
+    return {"mean": mean.tolist(), "scale": scale.tolist(), "intercept": float(w[0]), "coef": [float(w[1]) / x.shape[1]] * x.shape[1]}
+
+
+#: How a combination's weights are found: one per signal, or equal for all (the default).
+WEIGHTS = {"fitted": fit_logistic, "equal": fit_equal_weights}
 
 
 def contributions(model: dict[str, Any], x: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from sunar.evals.calibration import fit_calibration
 from sunar.evals.run import latest, read_predictions, variant_settings
 
 
-def calibrate_run(run: str | Path, variant: str, alpha: float, delta: float = 0.1) -> dict[str, Any]:
+def calibrate_run(run: str | Path, variant: str, alpha: float, delta: float = 0.1, weights: str = "equal") -> dict[str, Any]:
     """A calibration file's content from an evaluation run's answers of ``variant``: the LLM and the
     data it was fitted for (from the run's run.json), and :func:`~sunar.evals.calibration.fit_calibration`."""
     folder = Path(run)
@@ -24,7 +24,7 @@ def calibrate_run(run: str | Path, variant: str, alpha: float, delta: float = 0.
     settings = json.loads(settings_file.read_text())
     records = [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
     try:
-        fitted = fit_calibration(records, alpha, delta)
+        fitted = fit_calibration(records, alpha, delta, weights)
     except ValueError as exc:
         raise SunarError(f"{folder}, variant {variant}: {exc}") from None
     configuration = {**(settings.get("configuration") or {}), **variant_settings(variant)}

@@ -4,7 +4,8 @@ threshold with a stated error rate.
 - :func:`auroc`, :func:`ece`, :func:`risk_coverage`, :func:`accuracy_at`: how well a score ranks
   and calibrates answers against cover-EM.
 - :func:`cross_validated`: the signals of :mod:`sunar.signals` combined as :mod:`sunar.trust`
-  does (an L2-regularised logistic regression), reported only on folds it was not fitted on.
+  does (equal weights on standardised signals, or a weight fitted per signal, each turned into a
+  probability by a logistic regression), reported only on folds it was not fitted on.
 - :func:`fit_calibration`: what ``sunar calibrate`` writes: the combination fitted on one half of
   a run's answers and the threshold fitted on the other half.
 - :func:`conformal_threshold`: the lowest score threshold whose answered questions' error rate is
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import beta, rankdata
 
-from sunar.trust import COMBINED, FEATURES, fit_logistic, predict, signal_matrix
+from sunar.trust import COMBINED, FEATURES, WEIGHTS, predict, signal_matrix
 
 COVERAGES = (0.25, 0.5, 0.75)
 
@@ -72,7 +73,7 @@ def risk_coverage(scores: Sequence[float], correct: Sequence[float]) -> list[tup
 
 
 def cross_validated(
-    records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5, features: Sequence[str] = COMBINED
+    records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5, features: Sequence[str] = COMBINED, weights: str = "equal",
 ) -> np.ndarray:
     """The combined score of every record from a model fitted on the other folds (by position:
     record i is in fold i mod ``folds``), never in-sample."""
@@ -82,7 +83,7 @@ def cross_validated(
     for k in range(max(2, folds)):
         test, train = fold == k, fold != k
         if test.any() and len(set(y[train])) == 2:
-            out[test] = predict(fit_logistic(x[train], y[train]), x[test])
+            out[test] = predict(WEIGHTS[weights](x[train], y[train]), x[test])
     return out
 
 
@@ -146,13 +147,15 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         combined = cross_validated(rows, correct)
         out["combined_auroc_cv"] = auroc(combined, correct)
         out["combined_accuracy_at_cv"] = {str(c): accuracy_at(combined, correct, c) for c in COVERAGES}
+        out["combined_fitted_auroc_cv"] = auroc(cross_validated(rows, correct, weights="fitted"), correct)
     return out
 
 
-def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1) -> dict[str, Any]:
-    """The combination of signals fitted on the even-numbered answers, the threshold on its
-    scores of the odd-numbered ones (split conformal: the threshold is fitted on answers the
-    combination never saw), and how both do on the answers they were not fitted on."""
+def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1, weights: str = "equal") -> dict[str, Any]:
+    """The combination of signals (``weights``: equal, or one fitted per signal) fitted on the
+    even-numbered answers, the threshold on its scores of the odd-numbered ones (split conformal:
+    the threshold is fitted on answers the combination never saw), and how both do on the answers
+    they were not fitted on."""
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if len(rows) < 4:
         raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
@@ -161,10 +164,11 @@ def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: floa
     fit, held = np.arange(len(rows)) % 2 == 0, np.arange(len(rows)) % 2 == 1
     if len(set(correct[fit])) < 2:
         raise ValueError("the answers the combination is fitted on are all right or all wrong; calibrate on more questions")
-    model = fit_logistic(x[fit], correct[fit])
+    model = WEIGHTS[weights](x[fit], correct[fit])
     held_scores = predict(model, x[held])
     return {
         "features": list(COMBINED),
+        "weights": weights,
         "model": model,
         "fitted_on": int(fit.sum()),
         "auroc_held_out": auroc(held_scores, correct[held]),

@@ -188,10 +188,17 @@ def calibration_section(metrics: dict[str, dict[str, Any]], datasets: Sequence[s
             if not c:
                 continue
             at = c["accuracy_at"]
-            combined = c.get("combined_auroc_cv")
-            rows.append([d, v, c["n"], _figure(c["auroc"]), _figure(c["ece"])] + [_figure(at[str(k)]) for k in calibration.COVERAGES] + [_figure(combined)])
-    header = ["dataset", "variant", "answers", "AUROC", "ECE", *[f"accuracy at {k:.0%} answered" for k in calibration.COVERAGES], "combined signals: AUROC (5-fold CV)"]
-    parts += [_table(header, rows), "", f"The combined signals: {', '.join(calibration.COMBINED)} (a logistic regression fitted on the other folds).", ""]
+            combined = [_figure(c.get(k)) for k in ("combined_auroc_cv", "combined_fitted_auroc_cv")]
+            rows.append([d, v, c["n"], _figure(c["auroc"]), _figure(c["ece"])] + [_figure(at[str(k)]) for k in calibration.COVERAGES] + combined)
+    header = [
+        "dataset", "variant", "answers", "AUROC", "ECE", *[f"accuracy at {k:.0%} answered" for k in calibration.COVERAGES],
+        "combined signals, equal weights: AUROC (5-fold CV)", "a weight per signal",
+    ]
+    parts += [
+        _table(header, rows), "",
+        f"The combined signals: {', '.join(calibration.COMBINED)}, standardised, with equal weights (what sunar calibrate fits) "
+        "or a weight per signal, each made a probability by a logistic regression fitted on the other folds.", "",
+    ]
     with_signals = [v for v in variants if metrics["all"][v].get("calibration", {}).get("signals")]
     if with_signals:
         parts += ["Each signal alone (AUROC over all questions; oriented so that higher means more trust):", ""]

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sunar.evals import calibration as cal
+from sunar.trust import fit_equal_weights, fit_logistic, predict
 
 
 def test_auroc_counts_right_above_wrong_with_ties_as_half():
@@ -40,11 +41,29 @@ def test_logistic_combination_learns_the_informative_signal_and_is_reported_out_
         for r in right
     ]
     features = ("agreement", "evidence_top", "hop_agreement")
-    scores = cal.cross_validated(records, right, features=features)
+    scores = cal.cross_validated(records, right, features=features, weights="fitted")
     assert cal.auroc(scores, right) > 0.95
-    model = cal.fit_logistic(cal.signal_matrix(records, features), right.astype(float))
+    model = fit_logistic(cal.signal_matrix(records, features), right.astype(float))
     coef = dict(zip(features, model["coef"], strict=True))
     assert coef["agreement"] > 1.0 and abs(coef["evidence_top"]) < coef["agreement"] / 3
+    # equal weights cannot learn that evidence_top is noise: it dilutes the informative signal
+    assert 0.75 < cal.auroc(cal.cross_validated(records, right, features=features), right) < 0.95
+
+
+def test_equal_weights_share_one_slope_and_never_turn_a_signal_against_its_sense():
+    x = np.array([[1.0, 0.9], [0.8, 1.0], [0.1, 0.0], [0.0, 0.2], [0.9, 0.7], [0.2, 0.1]])
+    y = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    model = fit_equal_weights(x, y)
+    assert model["coef"][0] == model["coef"][1] > 0
+    p = predict(model, x)
+    assert (p[y == 1] > 0.5).all() and (p[y == 0] < 0.5).all()
+    # signals that point the wrong way on the answers: no signal counts, the trust is the base rate
+    backwards = fit_equal_weights(x, 1 - y)
+    assert backwards["coef"] == [0.0, 0.0] and np.allclose(predict(backwards, x), 0.5, atol=0.05)
+    # the same answers with a weight per signal: the fit weighs the second against its sense
+    collinear = np.array([[1.0, 1.0], [0.9, 0.8], [0.1, 0.2], [0.0, 0.1], [0.6, 0.9], [0.5, 0.2]])
+    assert min(fit_logistic(collinear, np.array([1.0, 1.0, 0.0, 0.0, 0.0, 1.0]), l2=0.01)["coef"]) < 0
+    assert min(fit_equal_weights(collinear, np.array([1.0, 1.0, 0.0, 0.0, 0.0, 1.0]))["coef"]) >= 0
 
 
 def test_clopper_pearson_bound():

@@ -94,9 +94,13 @@ def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
     assert main(["calibrate", "--run", str(tmp_path / "run"), "--alpha", "0.3", "--out", str(out)]) == 0
     fitted = json.loads(out.read_text())
     assert fitted["llm"] == "embedded:qwen2.5-1.5b" and fitted["variant"] == "sunar" and fitted["fitted_on"] == 40
+    assert fitted["weights"] == "equal" and len(set(fitted["model"]["coef"])) == 1
     assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] >= 0.7  # the confident half is answered
     assert trust.load(str(out), "embedded:qwen2.5-1.5b")["threshold"] == fitted["threshold"]
     assert "use it with: sunar ask ... --set calibration=" in capsys.readouterr().out
+    per_signal = tmp_path / "fitted.json"
+    assert main(["calibrate", "--run", str(tmp_path / "run"), "--weights", "fitted", "--out", str(per_signal)]) == 0
+    assert json.loads(per_signal.read_text())["weights"] == "fitted"
 
 
 def test_a_calibration_of_an_ablation_records_the_fields_its_variant_set(tmp_path):
