@@ -51,6 +51,7 @@ CPU_PROFILE: dict[str, Any] = {
     # RA-ISF's judges as measured on dev questions 101-140 (benchmarks/RESULTS.md): the 1.5B model
     # answered 1 of 40 from memory and its self-knowledge judge said yes to 22, so it is asked to be
     # surer than any margin seen; its relevance judge is at chance and the scorer's score is not
+    # (1.36 is on the hybrid scorer's scale, the offline default; another scorer needs its own)
     "ra_isf_relevance": "scorer",
     "relevance_threshold": 1.36,
     "self_knowledge_threshold": 1.0,
