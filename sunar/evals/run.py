@@ -208,11 +208,12 @@ def error_record(q: Question, variant: str, error: str) -> dict[str, Any]:
 def run_config(settings: EvalSettings, out: Path, variant: str = "") -> dict[str, Any]:
     """Every configuration field of the run (or of one of its variants, with the fields it sets):
     the settings', its index and its LLM call cache."""
-    values = {**settings.configuration, **variant_settings(variant), "index_dir": str(settings.index), "llm_cache": str(out / "llm-cache.sqlite")}
+    own = variant_settings(variant)
+    values = {**settings.configuration, **own, "index_dir": str(settings.index), "llm_cache": str(out / "llm-cache.sqlite")}
     try:
         configurable = Configuration.resolve(values).values()
     except SunarError as exc:
-        if not variant_settings(variant):
+        if not own:
             raise
         raise type(exc)(f"variant {variant!r}: {exc}") from None
     check_specs(configurable)

@@ -67,6 +67,13 @@ def propose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     return {"sub_question": "", "halt": "format", "notes": [f"GenSco's generator broke the format ({text[:80]!r}); selection stopped"]}
 
 
+def best_passages(res: Any, query: str, passages: list[Evidence], k: int) -> list[Evidence]:
+    """The ``k`` passages the scorer ranks highest for ``query``, with its scores (ties keep their order)."""
+    scores = res.scorer.score(query, [Document(id=p["id"], title=p["title"], text=p["text"]) for p in passages])
+    ranked = sorted(zip(passages, scores, strict=True), key=lambda pair: -pair[1])[:k]
+    return [Evidence(**{**p, "score": float(s)}) for p, s in ranked]
+
+
 @node("pool")
 def pool(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """The question's candidate pool, fixed for the whole selection: the given ``pool_ids`` (in
@@ -101,10 +108,7 @@ def candidates(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return {"candidates": [], "halt": "no_candidates", "notes": [f"the pool {why}; selection stopped"]}
     if len(left) <= cfg.gensco_candidates:
         return {"candidates": left, "halt": ""}
-    docs = [Document(id=p["id"], title=p["title"], text=p["text"]) for p in left]
-    scores = resources(config).scorer.score(state["sub_question"], docs)
-    ranked = sorted(zip(left, scores, strict=True), key=lambda pair: -pair[1])[: max(1, cfg.gensco_candidates)]
-    return {"candidates": [Evidence(**{**p, "score": float(s)}) for p, s in ranked], "halt": ""}
+    return {"candidates": best_passages(resources(config), state["sub_question"], left, max(1, cfg.gensco_candidates)), "halt": ""}
 
 
 @node("select")

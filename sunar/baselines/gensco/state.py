@@ -20,14 +20,19 @@ class PoolInput(InputState, total=False):
     pool_ids: list[str]
 
 
-class GenScoState(PoolInput, OutputState, total=False):
+class PoolState(PoolInput, OutputState, total=False):
+    """What the graphs that choose from a pool share (GenSco, rag): the pool, fixed per question."""
+
+    pool: list[Evidence]  # the question's candidate passages, fixed for the whole selection
+
+
+class GenScoState(PoolState, total=False):
     """GenSco's whole state. Each step adds one ``hops`` entry: the sub-question, the one passage
     chosen for it (``evidence``, with its log-likelihood as score), ``answer`` = "passage: <title>"
     (GenSco answers no sub-question) and one batch recording every candidate's log-likelihood.
     ``evidence`` is the selected passage sequence, in order, out of ``pool``; ``sub_question`` the
     one being worked on."""
 
-    pool: list[Evidence]  # the question's candidate passages, fixed for the whole selection
     sub_question: str  # the sub-question being worked on ("" once the selection stops)
     candidates: list[Evidence]  # passages the scorer LLM compares for sub_question (scorer score)
     question_loglik: list[float]  # gensco_stop: log P(question | decomposition) after each step

@@ -14,23 +14,19 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from sunar.baselines.gensco import graph as gensco_graph
 from sunar.baselines.gensco.nodes import answer, pool
-from sunar.baselines.gensco.state import PoolInput
+from sunar.baselines.gensco.state import PoolInput, PoolState
 from sunar.baselines.rag.nodes import rank
 from sunar.configuration import Configuration
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import confidence
 from sunar.nodes.respond import respond
-from sunar.state import Evidence, OutputState
-from sunar.streaming import describe_common
-
-
-class RagState(PoolInput, OutputState, total=False):
-    pool: list[Evidence]  # the question's candidate passages
+from sunar.state import OutputState
 
 
 def build_rag(variant: str = "rag", checkpointer: Any = None) -> Any:
-    g = StateGraph(RagState, context_schema=Configuration, input_schema=PoolInput, output_schema=OutputState)
+    g = StateGraph(PoolState, context_schema=Configuration, input_schema=PoolInput, output_schema=OutputState)
     g.add_sequence([
         ("ask", make_ask({"pool": []})), ("pool", pool), ("rank", rank), ("answer", answer), ("confidence", confidence), ("respond", respond),
     ])
@@ -40,9 +36,8 @@ def build_rag(variant: str = "rag", checkpointer: Any = None) -> Any:
 
 
 def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> str | None:
-    """One line for a node's state update, as ``sunar ask --stream`` shows it."""
-    if node == "pool" and "pool" in update:
-        return f"{len(update['pool'])} passages in the pool"
+    """One line for a node's state update, as ``sunar ask --stream`` shows it (the pool and the
+    nodes every graph ends with as GenSco says them)."""
     if node == "rank":
         return "read: " + ", ".join(e["title"] for e in update.get("evidence") or []) if update.get("evidence") else "no passage to read"
-    return describe_common(node, update)
+    return gensco_graph.describe_step(node, update, state)

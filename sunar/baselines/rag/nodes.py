@@ -10,10 +10,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from sunar.baselines.gensco.nodes import best_passages
 from sunar.configuration import Configuration
 from sunar.resources import resources
-from sunar.state import Evidence
-from sunar.stores.corpus import Document
 from sunar.usage import node
 
 
@@ -24,6 +23,4 @@ def rank(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     passages = state.get("pool") or []
     if not passages:
         return {"evidence": []}
-    scores = resources(config).scorer.score(state["question"], [Document(id=p["id"], title=p["title"], text=p["text"]) for p in passages])
-    ranked = sorted(zip(passages, scores, strict=True), key=lambda pair: -pair[1])[: cfg.evidence]
-    return {"evidence": [Evidence(**{**p, "score": float(s)}) for p, s in ranked]}
+    return {"evidence": best_passages(resources(config), state["question"], passages, cfg.evidence)}
