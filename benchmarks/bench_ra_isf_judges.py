@@ -16,6 +16,11 @@ judge; here they are prompted (cpu profile settings, whatever the LLM).
   re-ranking, top ``evidence``), labelled relevant when one of the question's gold paragraphs. The
   LLM judge's margin ``logp(yes) - logp(no)`` is compared with the scorer's own score as a judge;
   each decides at 0 (the LLM's argmax) or at a threshold fitted on the other half of the questions.
+- **Sufficiency** (the appendix's form of M_rel: are the relevant passages, together, enough?):
+  one call over the passages the scorer keeps as relevant, labelled sufficient when one of them
+  holds a gold answer. A passage about the question's subject is relevant to a two-hop question
+  yet one hop short; without this judge RA-ISF answers such a question at once instead of
+  decomposing it.
 - **Decomposition** (M_decom), MuSiQue questions (they carry gold sub-questions): right when it
   gives as many sub-questions as the gold decomposition and its first sub-question holds at least
   half the content words of the gold first one.
@@ -130,6 +135,23 @@ def judge_relevance(res: Any, cfg: Configuration, questions: Sequence[Any], spen
     return cases
 
 
+def judge_sufficiency(res: Any, cfg: Configuration, relevance: Sequence[Case], questions: Sequence[Any], spent: list[float]) -> list[Case]:
+    """For each question with passages the relevance judge keeps (the scorer's, as the cpu profile
+    decides), one call over them together; labelled sufficient when one of them holds a gold answer."""
+    from sunar.baselines.ra_isf.nodes import reranked
+
+    cases = []
+    for q in questions:
+        kept = {c["passage"] for c in relevance if c["qid"] == q.id and c["score"] > cfg.relevance_threshold}
+        passages = [p for p in reranked(res, q.question, cfg) if p["id"] in kept]
+        if not passages:
+            continue
+        m = timed(lambda q=q, passages=passages: margin(res.llm, prompts.sufficient_messages(q.question, passages)), spent)
+        label = any(cover_em(f"{p['title']} {p['text']}", q.answers) for p in passages)
+        cases.append({"qid": q.id, "label": label, "margin": m, "relevant": len(passages), "passages": [p["id"] for p in passages]})
+    return cases
+
+
 def decomposition_right(generated: Sequence[str], gold: Sequence[str]) -> bool:
     """As many sub-questions as the gold, the first holding half the gold first one's content words."""
     if len(generated) != len(gold) or not gold:
@@ -165,9 +187,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     cfg = Configuration.resolve({"profile": "cpu", "index_dir": str(args.index), "llm": args.llm})
     res = POOL.get(cfg)
     questions = interleave(read_questions(data_dir(args.data) / "dev.jsonl"))[args.skip : args.skip + args.limit]
-    seconds: dict[str, list[float]] = {"know": [], "relevance": [], "decompose": []}
+    seconds: dict[str, list[float]] = {"know": [], "relevance": [], "sufficient": [], "decompose": []}
     know = judge_self_knowledge(res, questions, seconds["know"])
     relevance = judge_relevance(res, cfg, questions, seconds["relevance"])
+    sufficient = judge_sufficiency(res, cfg, relevance, questions, seconds["sufficient"])
     decomposition = judge_decomposition(res, questions, seconds["decompose"])
 
     rows = {
@@ -180,6 +203,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             row("LLM judge, argmax (RA-ISF's default)", relevance, [c["margin"] > 0 for c in relevance], [c["margin"] for c in relevance]),
             row("LLM judge, threshold fitted on the other half", relevance, cross_fitted(relevance, "margin")),
             row("scorer's score, threshold fitted on the other half", relevance, cross_fitted(relevance, "score"), [c["score"] for c in relevance]),
+        ],
+        "sufficiency": [
+            row("LLM judge, argmax", sufficient, [c["margin"] > 0 for c in sufficient], [c["margin"] for c in sufficient]),
+            row("LLM judge, threshold fitted on the other half", sufficient, cross_fitted(sufficient, "margin")),
+            row("two or more relevant passages", sufficient, [c["relevant"] >= 2 for c in sufficient], [c["relevant"] for c in sufficient]),
+            row("always 'yes' (RA-ISF with a relevance judge only)", sufficient, [True] * len(sufficient)),
         ],
     }
     right = sum(c["right"] for c in decomposition)
@@ -194,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(json.dumps({k: v for k, v in summary.items()}, indent=2))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({**summary, "cases": {"know": know, "relevance": relevance, "decomposition": decomposition}}, indent=2) + "\n")
+        args.out.write_text(json.dumps({**summary, "cases": {"know": know, "relevance": relevance, "sufficiency": sufficient, "decomposition": decomposition}}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

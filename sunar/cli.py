@@ -219,6 +219,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         variants=[v.strip() for v in args.variants.split(",") if v.strip()],
         out=args.out,
         limit=args.limit,
+        skip=args.skip,
         index=args.index,
         configuration=configuration,
         workers=args.workers,
@@ -301,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         "compared in the same run from the same LLM cache (sunar,sunar+asu_skip_outranked=false)",
     )
     p.add_argument("--limit", type=int, default=0, help="first N questions (datasets interleaved); 0: all")
+    p.add_argument("--skip", type=int, default=0, help="pass over the first N questions (datasets interleaved): --skip 100 --limit 100 runs questions 101-200")
     p.add_argument("--out", default="evals/results/latest", help="output directory (a rerun resumes it)")
     p.add_argument("--index", default="", help="index directory (default: one per corpus under $SUNAR_HOME/indexes)")
     p.add_argument("--workers", type=int, default=1, help="questions answered at once (Ollama serves several; the embedded model one)")

@@ -55,6 +55,9 @@ CPU_PROFILE: dict[str, Any] = {
     "ra_isf_relevance": "scorer",
     "relevance_threshold": 1.36,
     "self_knowledge_threshold": 1.0,
+    # one passage about the question's subject is relevant to a two-hop question yet one hop short
+    # (the scorer's judge let RA-ISF answer 28 of 40 dev questions at once, 1 of them right)
+    "ra_isf_min_relevant": 2,
     # With m=3 samples and two batches per sub-question, the paper's score / s halves a whole batch
     # on one dissenting sample, and a batch that confidently answers off-topic then outranks the
     # gold one. The official code's contradiction penalty keeps Recall@10 (benchmarks/RESULTS.md).
@@ -256,6 +259,14 @@ class Configuration(_Checked):
         le=50.0,
         description="RA-ISF: a passage is relevant when the judge's margin is above this: the LLM's logp(yes) - logp(no) "
         "(0: the argmax) or the scorer's score (benchmarks/bench_ra_isf_judges measures both).",
+    )
+    ra_isf_min_relevant: int = Field(
+        1,
+        ge=1,
+        le=20,
+        description="RA-ISF: the original question is answered from its relevant passages only when at least this many "
+        "are relevant, else decomposed; a sub-question needs one. The paper's appendix judges the passages relevant and "
+        "sufficient, which one passage about a multi-hop question's subject is not (1: the paper's rule).",
     )
     self_knowledge_threshold: float = Field(
         0.0,

@@ -54,6 +54,9 @@ class EvalSettings:
     variants: list[str]
     out: str
     limit: int = 0
+    #: Questions passed over first (datasets interleaved), so a run can take the next ones: held
+    #: out from an earlier run's, for example to check a calibration fitted on those.
+    skip: int = 0
     index: str = ""
     #: Configuration fields the run sets (resolved by :meth:`Configuration.resolve`; the profile
     #: fills the rest). Default: the embedded model, with its cpu profile.
@@ -270,13 +273,16 @@ def run_eval(settings: EvalSettings, progress: bool = True, on_record: Callable[
         )
     if settings.limit < 0:
         raise SunarError(f"--limit must be 0 (all questions) or more (got {settings.limit})")
+    if settings.skip < 0:
+        raise SunarError(f"--skip must be 0 or more (got {settings.skip})")
     if settings.workers < 1:
         raise SunarError(f"--workers must be 1 or more (got {settings.workers})")
-    questions = interleave(read_questions(settings.questions))
+    questions = interleave(read_questions(settings.questions))[settings.skip :]
     if settings.limit:
         questions = questions[: settings.limit]
     if not questions:
-        raise SunarError(f"no questions in {settings.questions}")
+        past = f" after the first {settings.skip}" if settings.skip else ""
+        raise SunarError(f"no questions in {settings.questions}{past}")
     if not Path(settings.corpus).is_file():
         raise SunarError(f"corpus file not found: {settings.corpus}")
     out = Path(settings.out)

@@ -57,6 +57,8 @@ EVAL = [
     ({}, ["--nli", "bogus"], "unknown nli 'bogus'"),
     ({}, ["--set", "samples=0"], "configuration: samples must be from 1 to 100 (got '0')"),
     ({}, ["--limit", "-1"], "--limit must be 0 (all questions) or more"),
+    ({}, ["--skip", "-1"], "--skip must be 0 or more"),
+    ({}, ["--skip", "9"], "q.jsonl after the first 9"),
     ({}, ["--workers", "0"], "--workers must be 1 or more"),
     ({}, ["--variants", "sunar,nope"], "unknown variant(s) nope"),
     ({}, ["--variants", "sunar,sunar+sampels=3"], "variant 'sunar+sampels=3': configuration: unknown field 'sampels'"),

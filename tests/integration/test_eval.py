@@ -149,6 +149,14 @@ def test_an_ablation_runs_in_the_same_run_from_the_same_llm_cache(tmp_path, demo
 
 
 @pytest.mark.slow
+def test_skip_runs_the_questions_after_the_first_n(tmp_path, demo_index, demo_corpus, oracle):
+    s = settings(tmp_path, demo_index, demo_corpus, limit=1, skip=1)
+    s.variants = ["self_ask"]
+    records = read_predictions(run_eval(s, progress=False) / "predictions.jsonl")
+    assert [(r["id"], r["metrics"]["cover_em"]) for r in records] == [("demo-2", 1.0)]
+
+
+@pytest.mark.slow
 def test_given_pools_reach_the_graphs_that_take_a_pool_and_only_with_the_flag(tmp_path, demo_index, demo_corpus, oracle):
     lynch = "d318efe81f917"
     first = json.loads(Path(QUESTIONS).read_text().splitlines()[0])

@@ -9,6 +9,7 @@ from benchmarks.bench_ra_isf_judges import (
     judge_decomposition,
     judge_relevance,
     judge_self_knowledge,
+    judge_sufficiency,
     row,
 )
 from fakes import MemoryIndex, TableScorer, docs, resources
@@ -35,6 +36,8 @@ def script(prompt: str, i: int) -> str:
         return '{"answer": "Tokyo"}' if "Japan" in asked else '{"answer": "Paris"}'
     if prompt.startswith(prompts.RELEVANCE_SYSTEM):
         return "yes" if "Passage: Eraserhead" in asked or "Passage: Ronnie Rocket" in asked else "no"
+    if prompt.startswith(prompts.SUFFICIENT_SYSTEM):
+        return "yes" if "] David Lynch:" in asked else "no"
     if prompt.startswith(prompts.DECOMPOSE_SYSTEM):
         return '{"sub_questions": "1. Who directed the film Ronnie Rocket? 2. Where was #1 born?"}'
     raise AssertionError(prompt[:60])
@@ -69,3 +72,18 @@ def test_a_decomposition_is_right_with_the_gold_count_and_the_gist_of_the_first_
     assert decomposition_right(["Who was the director of Ronnie Rocket?", "Where was #1 born?"], gold)
     assert not decomposition_right(["Who directed Ronnie Rocket?"], gold)  # one step short
     assert not decomposition_right(["Where was David born?", "Who is #1?"], gold)  # another first step
+
+
+def test_sufficiency_is_judged_over_the_relevant_passages_together_and_labelled_by_the_answer():
+    res = resources(ScriptedLLM(script), TableScorer({"d1": 0.9, "d2": 0.8, "d3": 0.1}), MemoryIndex(CORPUS, default_ranking=[("d3", 3.0), ("d1", 2.0), ("d2", 1.0)]))
+    spent: list[float] = []
+    relevance = judge_relevance(res, Configuration.resolve({"profile": "cpu", "evidence": 3}), [LYNCH], [])
+    # the film's passage alone is one hop short: not sufficient, and the judge says no
+    one = judge_sufficiency(res, Configuration.resolve({"profile": "cpu", "evidence": 3, "relevance_threshold": 0.85}), relevance, [LYNCH], spent)
+    assert [(c["passages"], c["label"], c["margin"] > 0) for c in one] == [(["d1"], False, False)]
+    # with the director's passage beside it the answer is there, and the judge says yes
+    two = judge_sufficiency(res, Configuration.resolve({"profile": "cpu", "evidence": 3, "relevance_threshold": 0.5}), relevance, [LYNCH], spent)
+    assert [(c["passages"], c["label"], c["margin"] > 0, c["relevant"]) for c in two] == [(["d1", "d2"], True, True, 2)]
+    # no passage above the threshold: no call, no case
+    assert judge_sufficiency(res, Configuration.resolve({"profile": "cpu", "evidence": 3, "relevance_threshold": 5.0}), relevance, [LYNCH], spent) == []
+    assert len(spent) == 2

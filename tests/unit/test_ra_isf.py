@@ -185,6 +185,25 @@ def test_the_scorer_can_judge_relevance_without_an_llm_call():
     assert model.questions("decompose")[0] == Q and not model.questions("relevance")
 
 
+def test_the_original_question_needs_ra_isf_min_relevant_passages_a_sub_question_one():
+    """With ra_isf_min_relevant=2, the film's passage alone (one hop short) does not answer the
+    original question: it decomposes, and each sub-question answers from its one relevant passage."""
+    model = lynch_model()
+    model.relevant.add((Q, "Ronnie Rocket"))
+    model.from_passages[Q] = "David Lynch"  # what answering at once from the film's passage gives
+    rankings = {**LYNCH_RANKINGS, Q: ["d1", "d3"]}
+    at_once, _, _ = run(model, rankings=rankings)
+    assert at_once["answer"] == "David Lynch" and not model.questions("decompose")  # the paper's rule: one is enough
+    out, _, updates = run(model, rankings=rankings, ra_isf_min_relevant=2)
+    assert out["answer"] == "Missoula, Montana" and model.questions("decompose") == [Q]
+    assert [f["relevant"] for f in _frames(updates)] == [["d1"], ["d1"], ["d2"]]  # sub-questions: one each
+    assert any("fewer than ra_isf_min_relevant (2)" in n for n in out["notes"])
+    # with two relevant passages the original question is answered from them at once
+    model.relevant.add((Q, "Rocket"))
+    both, _, _ = run(model, rankings=rankings, ra_isf_min_relevant=2)
+    assert both["answer"] == "David Lynch" and model.questions("decompose") == [Q]  # no new decomposition
+
+
 def test_self_knowledge_threshold_decides():
     """Answered from memory only when the judge's margin beats self_knowledge_threshold (0.9 here)."""
     model = Model(known={"What is the capital of Japan?": "Tokyo"}, relevant={("What is the capital of Japan?", "Ronnie Rocket")},

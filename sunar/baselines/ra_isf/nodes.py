@@ -1,7 +1,8 @@
 """RA-ISF's nodes: iterative self-feedback over an explicit work-list of question frames.
 
 For each (sub-)question: a self-knowledge judgement (answer from memory when the LLM knows it);
-otherwise retrieval and a relevance judgement per passage (answer from the relevant ones);
+otherwise retrieval and a relevance judgement per passage (answer from the relevant ones; the
+original question needs ``ra_isf_min_relevant`` of them);
 otherwise decomposition into sub-questions, solved the same way, and an answer composed from
 theirs. The recursion is the ``stack`` of frame ids in :class:`~sunar.baselines.ra_isf.state.RaIsfState`: one node
 per step, each working on the frame ``current`` and setting its ``stage`` (the node to run next
@@ -203,7 +204,8 @@ def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 @node("relevance")
 def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Judge each retrieved passage's relevance to the question: the LLM's yes or no, or the
-    scorer's score (it ranked the passages already; no call)."""
+    scorer's score (it ranked the passages already; no call). The original question needs
+    ``ra_isf_min_relevant`` relevant passages to be answered from them, a sub-question one."""
     llm, cfg = resources(config).llm, Configuration.from_runnable_config(config)
     frames, frame = _current(state)
     if cfg.ra_isf_relevance == "scorer":
@@ -213,8 +215,11 @@ def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             p["id"] for p in frame["passages"]
             if _yes(llm.judge(prompts.relevance_messages(frame["question"], p), prompts.LABELS), cfg.relevance_threshold)
         ]
-    changes: dict[str, Any] = {"relevant": relevant, "stage": "answer", "basis": "passages"} if relevant else {"relevant": [], "stage": "decompose"}
-    return {"frames": _put(frames, frame, **changes)}
+    needed = cfg.ra_isf_min_relevant if frame["parent"] is None else 1
+    if len(relevant) >= needed:
+        return {"frames": _put(frames, frame, relevant=relevant, stage="answer", basis="passages")}
+    notes = [f"{len(relevant)} relevant passage(s) for the question, fewer than ra_isf_min_relevant ({needed}); decomposing it"] if relevant else []
+    return {"frames": _put(frames, frame, relevant=relevant, stage="decompose"), "notes": notes}
 
 
 @node("answer")
