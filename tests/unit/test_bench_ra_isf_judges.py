@@ -4,6 +4,7 @@ decomposition rule, the thresholds fitted out of sample, and the intervals."""
 from __future__ import annotations
 
 from benchmarks.bench_ra_isf_judges import (
+    SUFFICIENT_SYSTEM,
     cross_fitted,
     decomposition_right,
     judge_decomposition,
@@ -36,7 +37,7 @@ def script(prompt: str, i: int) -> str:
         return '{"answer": "Tokyo"}' if "Japan" in asked else '{"answer": "Paris"}'
     if prompt.startswith(prompts.RELEVANCE_SYSTEM):
         return "yes" if "Passage: Eraserhead" in asked or "Passage: Ronnie Rocket" in asked else "no"
-    if prompt.startswith(prompts.SUFFICIENT_SYSTEM):
+    if prompt.startswith(SUFFICIENT_SYSTEM):
         return "yes" if "] David Lynch:" in asked else "no"
     if prompt.startswith(prompts.DECOMPOSE_SYSTEM):
         return '{"sub_questions": "1. Who directed the film Ronnie Rocket? 2. Where was #1 born?"}'

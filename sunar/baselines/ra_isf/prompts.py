@@ -86,44 +86,6 @@ def relevance_messages(question: str, passage: dict) -> list[BaseMessage]:
     return messages
 
 
-SUFFICIENT_SYSTEM = (
-    "You check whether passages are enough to answer a question. Reply 'yes' only if the passages, "
-    "read together, state the answer. Reply 'no' if they go only part of the way (for example they "
-    "say who or what the question is about, but not the fact it asks for) or are about something "
-    "else. Reply with one word: yes or no."
-)
-
-#: Invented exemplars: (question, [(passage title, passage text), ...], verdict). The first and the
-#: last stop one step short of the answer, the judgement a multi-hop question needs.
-SUFFICIENT_EXAMPLES: list[tuple[str, list[tuple[str, str]], str]] = [
-    ("Where was the director of the film The Quiet Lanterns born?",
-     [("The Quiet Lanterns", "The Quiet Lanterns is a 1962 drama film directed by Mira Solberg.")], "no"),
-    ("Where was the director of the film The Quiet Lanterns born?",
-     [("The Quiet Lanterns", "The Quiet Lanterns is a 1962 drama film directed by Mira Solberg."),
-      ("Mira Solberg", "Mira Solberg (1921-1990) was a Danish film director born in Aarhus.")], "yes"),
-    ("Who founded Velland Motors?",
-     [("Velland Motors", "Velland Motors is a truck maker founded in 1921 by the engineer Arne Velland.")], "yes"),
-    ("What is the capital of the country where Arne Velland was born?",
-     [("Arne Velland", "Arne Velland (1889-1950) was a Norwegian engineer born in Bergen.")], "no"),
-]
-SUFFICIENT_QUERY = "Question: {q}\nPassages:\n{passages}\nDo the passages state the answer?"
-
-
-def _numbered(passages: Sequence[tuple[str, str]]) -> str:
-    return "\n".join(f"[{i}] {title}: {' '.join(text.split())[:PASSAGE_CHARS]}" for i, (title, text) in enumerate(passages, start=1))
-
-
-def sufficient_messages(question: str, passages: Sequence[dict]) -> list[BaseMessage]:
-    """Relevant-and-sufficient judge over the relevant passages together, as in RA-ISF's appendix
-    (reply yes / no): a passage about the question's subject can be relevant yet one hop short."""
-    messages: list[BaseMessage] = [SystemMessage(SUFFICIENT_SYSTEM)]
-    for q, shown, verdict in SUFFICIENT_EXAMPLES:
-        messages += [HumanMessage(SUFFICIENT_QUERY.format(q=q, passages=_numbered(shown))), AIMessage(verdict)]
-    shown = [(str(p["title"]), str(p["text"])) for p in passages]
-    messages.append(HumanMessage(SUFFICIENT_QUERY.format(q=question, passages=_numbered(shown))))
-    return messages
-
-
 #: Four sub-questions of the examples' length, and the JSON around them, fit the cpu profile's 128 tokens.
 SCHEMA = object_schema(sub_questions=300)
 
