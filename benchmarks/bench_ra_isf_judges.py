@@ -179,13 +179,13 @@ def judge_relevance(res: Any, cfg: Configuration, questions: Sequence[Any], spen
 
 def judge_sufficiency(res: Any, cfg: Configuration, relevance: Sequence[Case], questions: Sequence[Any], spent: list[float]) -> list[Case]:
     """For each question with passages the relevance judge keeps (the scorer's, as the cpu profile
-    decides), one call over them together; labelled sufficient when one of them holds a gold answer."""
-    from sunar.baselines.ra_isf.nodes import reranked
-
+    decides), one call over them together; labelled sufficient when one of them holds a gold answer.
+    The passages are the relevance cases' own (in their ranked order), read back from the index."""
     cases = []
     for q in questions:
-        kept = {c["passage"] for c in relevance if c["qid"] == q.id and c["score"] > cfg.relevance_threshold}
-        passages = [p for p in reranked(res, q.question, cfg) if p["id"] in kept]
+        kept = [c["passage"] for c in relevance if c["qid"] == q.id and c["score"] > cfg.relevance_threshold]
+        found = {d.id: d for d in res.index.documents(kept)} if kept else {}
+        passages = [{"id": i, "title": found[i].title, "text": found[i].text} for i in kept if i in found]
         if not passages:
             continue
         m = timed(lambda q=q, passages=passages: margin(res.llm, sufficient_messages(q.question, passages)), spent)
