@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import logging
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -233,10 +236,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from sunar.evals.calibrate import calibrate_run
+    from sunar.evals.calibrate import calibrate_run, check_run
 
+    if args.check:
+        if len(args.run) != 1:
+            raise SunarError("--check scores a calibration on one run: give one --run DIR")
+        checked = check_run(args.check, args.run[0], args.variant)
+        at = " / ".join("-" if v is None else f"{v:.2f}" for v in checked["accuracy_at"].values())
+        answered = "nothing" if not checked["answered"] else (
+            f"{checked['answered']} ({checked['coverage']:.0%}), {checked['accuracy_answered']:.0%} right "
+            f"(error rate at most {checked['error_bound']:.0%} at the calibration's confidence)"
+        )
+        auroc = checked["auroc"]
+        print(
+            f"{checked['n']} answers of {args.variant} in {args.run[0]} ({checked['left_out']} left out: the calibration was fitted on them), "
+            f"{checked['accuracy']:.0%} right; AUROC of the trust {'-' if auroc is None else f'{auroc:.2f}'}; "
+            f"accuracy of the most trusted 25/50/75%: {at}; its threshold answers {answered}"
+        )
+        return 0
     fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights)
-    out = Path(args.out or Path(args.run) / f"calibration-{args.variant}.json")
+    out = Path(args.out or Path(args.run[0]) / f"calibration-{args.variant}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(fitted, indent=2) + "\n")
     answered = "nothing (no threshold passed; calibrate on more questions)" if fitted["coverage"] == 0 else (
@@ -317,7 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("calibrate", help="fit when to stand behind an answer, from an evaluation run (split conformal, error rate alpha)")
-    p.add_argument("--run", required=True, help="an evaluation's output directory (sunar eval --out DIR)")
+    p.add_argument(
+        "--run", required=True, action="append",
+        help="an evaluation's output directory (sunar eval --out DIR); repeat to pool runs of one model and corpus",
+    )
     p.add_argument("--variant", default="sunar", help="the graph whose answers to calibrate (default sunar)")
     p.add_argument("--alpha", type=float, default=0.3, help="the most wrong answers among those given (default 0.3)")
     p.add_argument("--delta", type=float, default=0.1, help="the chance that the promise fails (default 0.1)")
@@ -326,6 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="combine the signals with equal weights (default; robust with tens of answers) or a weight fitted per signal",
     )
     p.add_argument("--out", default="", help="calibration file to write (default: RUN/calibration-VARIANT.json)")
+    p.add_argument("--check", default="", metavar="FILE", help="fit nothing: score this calibration file on the run's answers it was not fitted on")
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("serve-openai", help="serve every graph as an OpenAI-compatible chat model on 127.0.0.1 (/v1/chat/completions) for chat apps")
@@ -363,6 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # whoever read the output stopped reading (`| head`): nothing to report
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):  # the rest goes nowhere (and flushing it at exit raises nothing)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:  # a bug: still one line, with the way to the details
         if args.debug:
             raise

@@ -1,42 +1,88 @@
-"""``sunar calibrate``: a calibration file from an evaluation run's answers (see
-:mod:`sunar.evals.calibration` for the fit and :mod:`sunar.trust` for its use)."""
+"""``sunar calibrate``: a calibration file from one or more evaluation runs' answers, and a
+calibration file checked on another run's answers (see :mod:`sunar.evals.calibration` for the fit
+and :mod:`sunar.trust` for its use)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sunar.errors import SunarError
-from sunar.evals.calibration import fit_calibration
+from sunar.evals.calibration import check_calibration, fit_calibration
 from sunar.evals.run import latest, read_predictions, variant_settings
 
 
-def calibrate_run(run: str | Path, variant: str, alpha: float, delta: float = 0.1, weights: str = "equal") -> dict[str, Any]:
-    """A calibration file's content from an evaluation run's answers of ``variant``: the LLM and the
-    data it was fitted for (from the run's run.json), and :func:`~sunar.evals.calibration.fit_calibration`."""
+def _run_answers(run: str | Path, variant: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A run's settings (run.json) and its answers of ``variant``, in the order they were given."""
     folder = Path(run)
     settings_file = folder / "run.json"
     if not settings_file.is_file():
         raise SunarError(f"{folder} holds no evaluation run (no run.json); run: sunar eval ... --out {folder}")
+    settings = json.loads(settings_file.read_text())
+    return settings, [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
+
+
+def calibrate_run(
+    runs: str | Path | Sequence[str | Path], variant: str, alpha: float, delta: float = 0.1, weights: str = "equal",
+) -> dict[str, Any]:
+    """A calibration file's content from the answers of ``variant`` in one or more evaluation runs
+    (pooled, each question once: the first run that answered it counts): the LLM and the data it
+    was fitted for (from the runs' run.json, which must agree on both), the questions it was
+    fitted on, and :func:`~sunar.evals.calibration.fit_calibration`."""
+    folders = [Path(runs)] if isinstance(runs, str | Path) else [Path(r) for r in runs]
     if not 0 < alpha < 1 or not 0 < delta < 1:
         raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
-    settings = json.loads(settings_file.read_text())
-    records = [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
+    settings, records, seen = [], [], set()
+    for folder in folders:
+        run_settings, answers = _run_answers(folder, variant)
+        settings.append(run_settings)
+        records += [r for r in answers if str(r["id"]) not in seen]
+        seen |= {str(r["id"]) for r in answers}
+    first = settings[0]
+    llm = (first.get("configuration") or {}).get("llm")
+    for folder, other in zip(folders[1:], settings[1:], strict=True):
+        if (other.get("configuration") or {}).get("llm") != llm or other.get("corpus") != first.get("corpus"):
+            raise SunarError(f"{folder} was run with another LLM or corpus than {folders[0]}; calibrate on runs of one model and corpus")
     try:
         fitted = fit_calibration(records, alpha, delta, weights)
     except ValueError as exc:
-        raise SunarError(f"{folder}, variant {variant}: {exc}") from None
-    configuration = {**(settings.get("configuration") or {}), **variant_settings(variant)}
+        raise SunarError(f"{', '.join(map(str, folders))}, variant {variant}: {exc}") from None
+    configuration = {**(first.get("configuration") or {}), **variant_settings(variant)}
+    questions = list({json.dumps(s.get("questions"), sort_keys=True): s.get("questions") for s in settings}.values())
     return {
-        "llm": configuration.get("llm"),
+        "llm": llm,
         "variant": variant,
-        "questions": settings.get("questions"),
-        "corpus": settings.get("corpus"),
+        "questions": questions[0] if len(questions) == 1 else questions,
+        "corpus": first.get("corpus"),
         "configuration": configuration,
+        "runs": [folder.name for folder in folders],
         "promise": (
             f"among the answers given, at most {alpha:.0%} wrong (cover-EM) with probability {1 - delta:.0%}, for questions "
             "exchangeable with the ones it was fitted on (same corpus, model and kind of question)"
         ),
         **fitted,
     }
+
+
+def check_run(calibration_file: str | Path, run: str | Path, variant: str) -> dict[str, Any]:
+    """A calibration file (from :func:`calibrate_run`) on the answers of ``variant`` in another
+    run: how its trust ranks them and what its threshold answers. Answers to questions it was
+    fitted on are left out (they would flatter it)."""
+    path = Path(calibration_file)
+    try:
+        calibration = json.loads(path.read_text())
+        calibration["model"], calibration["threshold"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SunarError(f"{path} is not a calibration file ({exc}); fit one with: sunar calibrate --run DIR") from None
+    settings, records = _run_answers(run, variant)
+    if calibration.get("llm") != (settings.get("configuration") or {}).get("llm"):
+        raise SunarError(f"{path} was fitted for {calibration.get('llm')}, but {run} was run with another LLM; check it on a run of that model")
+    fitted_on = {str(i) for i in calibration.get("ids") or ()}
+    unseen = [r for r in records if str(r["id"]) not in fitted_on]
+    try:
+        checked = check_calibration(calibration, unseen)
+    except ValueError as exc:
+        raise SunarError(f"{run}, variant {variant}: {exc}") from None
+    return {"left_out": len(records) - len(unseen), **checked}

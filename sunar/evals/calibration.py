@@ -8,6 +8,7 @@ threshold with a stated error rate.
   probability by a logistic regression), reported only on folds it was not fitted on.
 - :func:`fit_calibration`: what ``sunar calibrate`` writes: the combination fitted on one half of
   a run's answers and the threshold fitted on the other half.
+- :func:`check_calibration`: a fitted calibration scored on answers it never saw (another run).
 - :func:`conformal_threshold`: the lowest score threshold whose answered questions' error rate is
   at most alpha with probability at least 1 - delta (selection with guaranteed risk, Geifman and
   El-Yaniv 2017); the guarantee assumes the questions it is used on are exchangeable with the ones
@@ -170,8 +171,33 @@ def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: floa
         "features": list(COMBINED),
         "weights": weights,
         "model": model,
+        "ids": [str(r["id"]) for r in rows],
         "fitted_on": int(fit.sum()),
         "auroc_held_out": auroc(held_scores, correct[held]),
         **conformal_threshold(held_scores, correct[held], alpha, delta),
     }
 
+
+
+def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A fitted calibration (its combination and threshold) on answers it was not fitted on: how
+    its trust ranks them (AUROC, accuracy of the most trusted 25/50/75%) and what its threshold
+    answers, with the Clopper-Pearson bound on the error rate of those answers at the
+    calibration's delta (the threshold is fixed before these answers are seen)."""
+    rows = [r for r in records if not r.get("error") and r.get("signals")]
+    if not rows:
+        raise ValueError("no answers with signals to check the calibration on")
+    correct = np.array([right(r) for r in rows])
+    scores = predict(calibration["model"], signal_matrix(rows, calibration["features"]))
+    answered = scores >= float(calibration["threshold"])
+    errors = int((1 - correct[answered]).sum())
+    return {
+        "n": len(rows),
+        "accuracy": float(correct.mean()),
+        "auroc": auroc(scores, correct),
+        "accuracy_at": {str(c): accuracy_at(scores, correct, c) for c in COVERAGES},
+        "answered": int(answered.sum()),
+        "coverage": float(answered.mean()),
+        "accuracy_answered": float(correct[answered].mean()) if answered.any() else None,
+        "error_bound": error_bound(errors, int(answered.sum()), 1 - float(calibration.get("delta", 0.1))),
+    }

@@ -14,10 +14,12 @@ and one run at a time writes to OUT (OUT/eval.lock, held with flock until the pr
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -157,11 +159,13 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
 def read_predictions(path: Path) -> list[dict[str, Any]]:
     """Records of a predictions file. A damaged line (cut short by a killed run, or garbage) is
     reported with its number and skipped; the lines after it are read as usual. The file is not
-    changed (a run repairs its end with :func:`end_cleanly` before appending)."""
-    if not path.exists():
+    changed (a run repairs its end with :func:`end_cleanly` before appending). Without the file,
+    its compressed copy (``predictions.jsonl.gz``, what a repository keeps) is read."""
+    packed = path.with_name(path.name + ".gz")
+    if not path.exists() and not packed.exists():
         return []
     records = []
-    with open(path, "rb") as f:
+    with open(path, "rb") if path.exists() else gzip.open(packed, "rb") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -174,6 +178,15 @@ def read_predictions(path: Path) -> list[dict[str, Any]]:
                 continue
             records.append(record)
     return records
+
+
+def unpack(path: Path) -> None:
+    """Before resuming a run whose predictions are kept only compressed (a fresh clone of a
+    repository that keeps ``predictions.jsonl.gz``): its working copy, unpacked beside it."""
+    packed = path.with_name(path.name + ".gz")
+    if not path.exists() and packed.exists():
+        with gzip.open(packed, "rb") as src, open(path, "wb") as dst:
+            shutil.copyfileobj(src, dst)
 
 
 def end_cleanly(path: Path) -> None:
@@ -310,6 +323,7 @@ def _run(
     check_settings(out, settings, configurable)
 
     predictions_path = out / "predictions.jsonl"
+    unpack(predictions_path)
     end_cleanly(predictions_path)
     done = {key for key, r in latest(read_predictions(predictions_path)).items() if not (r.get("error") and settings.retry_errors)}
     todo = [(q, [v for v in settings.variants if (q.id, v) not in done]) for q in questions]

@@ -70,6 +70,15 @@ def test_eval_writes_predictions_metrics_report_and_plots_and_resumes_for_free(t
     assert len(again) == 6 and len(model.calls) == calls
     assert all(r["cached_calls"] == r["llm_calls"] + r["judge_calls"] for r in again[2:])
 
+    # a clone keeps only predictions.jsonl.gz: the rerun unpacks it and computes nothing
+    import gzip
+
+    (out / "predictions.jsonl.gz").write_bytes(gzip.compress((out / "predictions.jsonl").read_bytes()))
+    (out / "predictions.jsonl").unlink()
+    assert len(read_predictions(out / "predictions.jsonl")) == 6  # read from the compressed copy
+    run_eval(settings(tmp_path, demo_index, demo_corpus), progress=False)
+    assert len(read_predictions(out / "predictions.jsonl")) == 6 and (out / "predictions.jsonl").exists()
+
 
 @pytest.mark.slow
 def test_eval_refuses_to_mix_settings_in_one_output(tmp_path, demo_index, demo_corpus, oracle):

@@ -76,13 +76,13 @@ def test_without_a_calibration_answers_are_shown_as_before():
     assert out["trust"] is None and out["abstained"] is False and out["signals"]["agreement"] == 1.0
 
 
-def write_run(folder, rows, variant="sunar"):
+def write_run(folder, rows, variant="sunar", llm="embedded:qwen2.5-1.5b", first=0):
     folder.mkdir()
-    configuration = {"llm": "embedded:qwen2.5-1.5b", "samples": 3}
+    configuration = {"llm": llm, "samples": 3}
     (folder / "run.json").write_text(json.dumps({"questions": {"file": "q.jsonl"}, "corpus": {"file": "c.jsonl"}, "configuration": configuration, "variants": [variant]}))
     with open(folder / "predictions.jsonl", "w") as f:
         for i, (agreement, right) in enumerate(rows):
-            f.write(json.dumps({"id": f"q{i}", "variant": variant, "metrics": {"cover_em": right}, "signals": {"agreement": agreement}}) + "\n")
+            f.write(json.dumps({"id": f"q{first + i}", "variant": variant, "metrics": {"cover_em": right}, "signals": {"agreement": agreement}}) + "\n")
 
 
 def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
@@ -101,6 +101,49 @@ def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
     per_signal = tmp_path / "fitted.json"
     assert main(["calibrate", "--run", str(tmp_path / "run"), "--weights", "fitted", "--out", str(per_signal)]) == 0
     assert json.loads(per_signal.read_text())["weights"] == "fitted"
+
+
+def mixed(n):
+    """n answers, two with agreement 1 then two with 0, and so on (both halves of a fit see both):
+    agreement 1 is right 9 times in 10, agreement 0 right 1 time in 10."""
+    return [(1.0, float(i % 20 != 0)) if i % 4 < 2 else (0.0, float(i % 20 == 3)) for i in range(n)]
+
+
+def test_calibrate_pools_runs_and_checks_a_fit_on_another_run(tmp_path, capsys):
+    write_run(tmp_path / "a", mixed(40))
+    write_run(tmp_path / "b", mixed(40), first=20)  # questions q20-q39 are in both runs: counted once
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--run", str(tmp_path / "a"), "--run", str(tmp_path / "b"), "--out", str(out)]) == 0
+    pooled = json.loads(out.read_text())
+    assert pooled["fitted_on"] + pooled["n"] == 60 and pooled["runs"] == ["a", "b"] and len(set(pooled["ids"])) == 60
+    assert pooled["questions"] == {"file": "q.jsonl"}
+    first = tmp_path / "first.json"
+    assert main(["calibrate", "--run", str(tmp_path / "a"), "--alpha", "0.5", "--out", str(first)]) == 0
+    capsys.readouterr()
+    assert main(["calibrate", "--run", str(tmp_path / "b"), "--check", str(first)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("20 answers of sunar in ") and "(20 left out: the calibration was fitted on them), 50% right" in said
+    assert "AUROC of the trust 0.90" in said and "its threshold answers 10 (50%), 90% right" in said
+    write_run(tmp_path / "other-model", mixed(8), llm="ollama:llama3.1")
+    assert main(["calibrate", "--run", str(tmp_path / "a"), "--run", str(tmp_path / "other-model")]) == 1
+    assert main(["calibrate", "--run", str(tmp_path / "other-model"), "--check", str(first)]) == 1
+    assert main(["calibrate", "--run", str(tmp_path / "b"), "--check", str(tmp_path / "none.json")]) == 1
+    assert main(["calibrate", "--run", str(tmp_path / "a"), "--run", str(tmp_path / "b"), "--check", str(first)]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert "another LLM or corpus" in errors[0] and "was fitted for embedded:qwen2.5-1.5b" in errors[1]
+    assert "is not a calibration file" in errors[2] and "give one --run DIR" in errors[3]
+
+
+def test_calibrate_reads_the_compressed_predictions_a_repository_keeps(tmp_path):
+    import gzip
+
+    write_run(tmp_path / "run", mixed(20))
+    plain = tmp_path / "run" / "predictions.jsonl"
+    (tmp_path / "run" / "predictions.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--run", str(tmp_path / "run"), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["fitted_on"] == 10 and not plain.exists()  # read, not unpacked
 
 
 def test_a_calibration_of_an_ablation_records_the_fields_its_variant_set(tmp_path):
@@ -140,12 +183,26 @@ def test_confidence_samples_and_the_answer_likelihood_signal():
 
 
 def test_the_calibration_shipped_for_the_embedded_model():
-    """Fitted on the shared dev data (sunar calibrate --alpha 0.3): the file says for which model,
+    """Fitted on the shared dev data (the first 200 questions, two runs pooled, --alpha 0.3): the file says for which model,
     corpus and questions, and with which signals; under it no answer of the 1.5B model is committed."""
     shipped = trust.load("auto", "embedded:qwen2.5-1.5b")
     assert shipped["llm"] == "embedded:qwen2.5-1.5b" and shipped["variant"] == "sunar" and shipped["alpha"] == 0.3
     assert shipped["questions"]["file"] == "dev.jsonl" and len(shipped["corpus"]["sha256"]) == 64
-    assert shipped["features"] == list(trust.COMBINED) and shipped["n"] + shipped["fitted_on"] >= 60
+    assert shipped["features"] == list(trust.COMBINED) and shipped["n"] + shipped["fitted_on"] == 200 == len(set(shipped["ids"]))
+    assert shipped["runs"] == ["dev100-structured-qwen1.5b-cpu", "dev101-200-qwen1.5b-cpu"]
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "hop_agreement": 1.0, "chain_broken": 0.0}, shipped)
     assert sure["abstained"] and "none of this model's answers could promise at most 30% wrong" in sure["why"]
     assert trust.load("auto", "embedded:qwen2.5-0.5b") is None
+
+
+def test_a_reader_that_stops_reading_gets_no_error_line(tmp_path):
+    import subprocess
+    import sys
+
+    write_run(tmp_path / "run", mixed(20))
+    command = [sys.executable, "-m", "sunar.cli", "calibrate", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "cal.json")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # as `| head -0` would
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 141 and b"error" not in err, err
+    assert (tmp_path / "cal.json").exists()  # the work was done; only its report found no reader
