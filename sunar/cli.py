@@ -249,7 +249,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         )
         auroc = checked["auroc"]
         print(
-            f"{checked['n']} answers of {args.variant} in {args.run[0]} ({checked['left_out']} left out: the calibration was fitted on them), "
+            f"{checked['n']} answers of {args.variant} in {args.run[0]}"
+            f"{f' ({left} left out: the calibration was fitted on them)' if (left := checked['left_out']) else ''}, "
             f"{checked['accuracy']:.0%} right; AUROC of the trust {'-' if auroc is None else f'{auroc:.2f}'}; "
             f"accuracy of the most trusted 25/50/75%: {at}; its threshold answers {answered}"
         )

@@ -12,6 +12,7 @@ from typing import Any
 from sunar.errors import SunarError
 from sunar.evals.calibration import check_calibration, fit_calibration
 from sunar.evals.run import latest, read_predictions, variant_settings
+from sunar.trust import load
 
 
 def _run_answers(run: str | Path, variant: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -70,17 +71,12 @@ def check_run(calibration_file: str | Path, run: str | Path, variant: str) -> di
     """A calibration file (from :func:`calibrate_run`) on the answers of ``variant`` in another
     run: how its trust ranks them and what its threshold answers. Answers to questions it was
     fitted on are left out (they would flatter it)."""
-    path = Path(calibration_file)
-    try:
-        calibration = json.loads(path.read_text())
-        calibration["model"], calibration["threshold"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SunarError(f"{path} is not a calibration file ({exc}); fit one with: sunar calibrate --run DIR") from None
     settings, records = _run_answers(run, variant)
-    if calibration.get("llm") != (settings.get("configuration") or {}).get("llm"):
-        raise SunarError(f"{path} was fitted for {calibration.get('llm')}, but {run} was run with another LLM; check it on a run of that model")
+    calibration = load(str(calibration_file), (settings.get("configuration") or {}).get("llm"))
     fitted_on = {str(i) for i in calibration.get("ids") or ()}
     unseen = [r for r in records if str(r["id"]) not in fitted_on]
+    if records and not unseen:
+        raise SunarError(f"{calibration_file} was fitted on every answer of {variant} in {run}; check it on a run it never saw")
     try:
         checked = check_calibration(calibration, unseen)
     except ValueError as exc:

@@ -129,9 +129,14 @@ def test_calibrate_pools_runs_and_checks_a_fit_on_another_run(tmp_path, capsys):
     assert main(["calibrate", "--run", str(tmp_path / "other-model"), "--check", str(first)]) == 1
     assert main(["calibrate", "--run", str(tmp_path / "b"), "--check", str(tmp_path / "none.json")]) == 1
     assert main(["calibrate", "--run", str(tmp_path / "a"), "--run", str(tmp_path / "b"), "--check", str(first)]) == 1
+    assert main(["calibrate", "--run", str(tmp_path / "a"), "--check", str(first)]) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert "another LLM or corpus" in errors[0] and "was fitted for embedded:qwen2.5-1.5b" in errors[1]
-    assert "is not a calibration file" in errors[2] and "give one --run DIR" in errors[3]
+    assert "calibration file not found" in errors[2] and "give one --run DIR" in errors[3]
+    assert "was fitted on every answer of sunar in" in errors[4]
+    write_run(tmp_path / "c", mixed(20), first=100)
+    assert main(["calibrate", "--run", str(tmp_path / "c"), "--check", str(first)]) == 0
+    assert capsys.readouterr().out.startswith(f"20 answers of sunar in {tmp_path / 'c'}, 50% right; AUROC")  # none left out: not said
 
 
 def test_calibrate_reads_the_compressed_predictions_a_repository_keeps(tmp_path):
