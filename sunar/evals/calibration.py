@@ -73,14 +73,26 @@ def risk_coverage(scores: Sequence[float], correct: Sequence[float]) -> list[tup
     return [(k / len(y), float(y[:k].mean())) for k in range(1, len(y) + 1)]
 
 
+def dealt(records: Sequence[dict[str, Any]], parts: int) -> np.ndarray:
+    """The part (0 .. parts - 1) of each record when each dataset's records are dealt out in turn,
+    in their order: every part holds about as many of each dataset. (An eval interleaves its
+    datasets, so dealing by position alone would give every even record to one dataset.)"""
+    seen: dict[Any, int] = {}
+    out = np.zeros(len(records), dtype=int)
+    for i, r in enumerate(records):
+        k = r.get("dataset")
+        out[i], seen[k] = seen.get(k, 0) % parts, seen.get(k, 0) + 1
+    return out
+
+
 def cross_validated(
     records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5, features: Sequence[str] = COMBINED, weights: str = "equal",
 ) -> np.ndarray:
-    """The combined score of every record from a model fitted on the other folds (by position:
-    record i is in fold i mod ``folds``), never in-sample."""
+    """The combined score of every record from a model fitted on the other folds (each dataset's
+    records dealt out to the folds in turn: :func:`dealt`), never in-sample."""
     x, y = signal_matrix(records, features), np.asarray(correct, dtype=float)
     out = np.full(len(records), 0.5)
-    fold = np.arange(len(records)) % max(2, folds)
+    fold = dealt(records, max(2, folds))
     for k in range(max(2, folds)):
         test, train = fold == k, fold != k
         if test.any() and len(set(y[train])) == 2:
@@ -153,8 +165,8 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1, weights: str = "equal") -> dict[str, Any]:
-    """The combination of signals (``weights``: equal, or one fitted per signal) fitted on the
-    even-numbered answers, the threshold on its scores of the odd-numbered ones (split conformal:
+    """The combination of signals (``weights``: equal, or one fitted per signal) fitted on half of
+    each dataset's answers (every other one), the threshold on its scores of the others (split conformal:
     the threshold is fitted on answers the combination never saw), and how both do on the answers
     they were not fitted on."""
     rows = [r for r in records if not r.get("error") and r.get("signals")]
@@ -162,7 +174,8 @@ def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: floa
         raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
     correct = np.array([right(r) for r in rows])
     x = signal_matrix(rows, COMBINED)
-    fit, held = np.arange(len(rows)) % 2 == 0, np.arange(len(rows)) % 2 == 1
+    fit = dealt(rows, 2) == 0
+    held = ~fit
     if len(set(correct[fit])) < 2:
         raise ValueError("the answers the combination is fitted on are all right or all wrong; calibrate on more questions")
     model = WEIGHTS[weights](x[fit], correct[fit])

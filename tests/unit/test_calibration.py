@@ -100,3 +100,16 @@ def test_the_eval_summary_rates_each_signal_and_the_combination():
     assert got["n"] == 40 and got["auroc"] == 1.0 and got["ece"] == pytest.approx(0.25)
     assert got["signals"]["agreement"] == 1.0 and got["signals"]["answer_logprob"] is None and got["signals"]["semantic_entropy"] == 0.5
     assert got["signals"]["hop_agreement"] > 0.5 and got["combined_auroc_cv"] > 0.9
+
+
+def test_folds_and_halves_hold_each_dataset_evenly_whatever_the_order():
+    # an eval interleaves its datasets: by position alone, the even records would all be MuSiQue's
+    records = [{"id": str(i), "dataset": "musique" if i % 2 == 0 else "2wiki"} for i in range(12)]
+    assert cal.dealt(records, 2).tolist() == [0, 0, 1, 1] * 3
+    assert cal.dealt(records, 5).tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0]
+    assert cal.dealt([{"id": "a"}, {"id": "b"}, {"id": "c"}], 2).tolist() == [0, 1, 0]  # no dataset: one group
+    # the fit half and the threshold half each get half of each dataset's answers: here every
+    # MuSiQue answer is wrong, so a half of MuSiQue's alone could not be fitted on
+    rows = [{**r, "signals": {"agreement": float(r["dataset"] == "2wiki")}, "metrics": {"cover_em": float(r["dataset"] == "2wiki")}} for r in records]
+    fitted = cal.fit_calibration(rows, alpha=0.5)
+    assert fitted["fitted_on"] == fitted["n"] == 6 and fitted["auroc_held_out"] == 1.0
