@@ -200,6 +200,38 @@ class Configuration(_Checked):
         description="'paper': score / s (s = number of semantic sets). 'official': the official code's "
         "penalty from contradicting answer pairs.",
     )
+    # --- uncertainty that acts on the reasoning ------------------------------------------------
+    asu_batches: bool = Field(
+        True,
+        description="The paper's ASU: m answers sampled per NAR batch, their semantic sets dividing the batch's scores. "
+        "Off: NAR scores batches without sampling (the hops' own samples still steer the chains).",
+    )
+    hop_samples: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Answers sampled at each hop beside its greedy answer, from the hop's own evidence (the same "
+        "prompt, so the model reads it once); their semantic sets are the hop's uncertainty, which branches "
+        "the chain (branch_width). 0: none.",
+    )
+    branch_width: int = Field(
+        1,
+        ge=1,
+        le=5,
+        description="An uncertain hop (its answers fall into more than one semantic set) keeps up to this many "
+        "candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.",
+    )
+    max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
+    grounded_answers: bool = Field(
+        False,
+        description="A hop's answer is a span copied from its own evidence (decoded under a grammar of the "
+        "evidence's names, dates and numbers, or 'unknown'), so the model cannot name what its documents do not.",
+    )
+    final_vote: bool = Field(
+        False,
+        description="The final answer is voted on: MER's answer (one vote) and each chain's answer (its "
+        "probability, the product of its hops' shares), pooled by bidirectional entailment.",
+    )
     # --- Self-Ask and MER ---------------------------------------------------------------------
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions before the answer is forced.")
     chain_check_after: int = Field(

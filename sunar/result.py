@@ -18,6 +18,12 @@ def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
         "why": out.get("why") or "",
         "signals": out.get("signals") or {},
         "reasoning_path": out.get("reasoning_path") or [],
+        "chains": [
+            {"answer": c["answer"], "weight": c["weight"], "path": [{"question": h["question"], "answer": h["answer"]} for h in c["hops"]]}
+            for c in out.get("chains") or []
+            if c["status"] == "done"
+        ],
+        "chosen": out.get("chosen"),
         "evidence": [{"id": e["id"], "title": e["title"], "score": round(e["score"], 4), "text": e["text"]} for e in out.get("evidence") or []],
         "rationale": out.get("rationale") or "",
         "notes": out.get("notes") or [],

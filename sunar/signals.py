@@ -35,10 +35,14 @@ def semantic_entropy(sets: Sequence[Sequence[int]]) -> float:
 
 
 def hop_agreement(hops: Sequence[dict[str, Any]]) -> float | None:
-    """The weakest hop's agreement: per hop, the largest semantic set's share among the answers
-    sampled from its best-agreeing batch; a chain is as weak as its weakest hop. None without ASU."""
+    """The weakest hop's agreement: per hop, the largest semantic set's share among the hop's own
+    sampled answers, or else among those sampled from its best-agreeing batch; a chain is as weak as
+    its weakest hop. None without ASU."""
     per_hop = []
     for hop in hops:
+        if hop.get("candidates"):  # the hop's own samples (hop sampling)
+            per_hop.append(max(c["share"] for c in hop["candidates"]))
+            continue
         shares = [max(len(s) for s in b["sets"]) / len(b["answers"]) for b in hop.get("batches") or [] if b.get("answers") and b.get("sets")]
         if shares:
             per_hop.append(max(shares))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -52,13 +52,35 @@ class Batch(TypedDict, total=False):
     missing: list[str]  # ids the store could not return (dropped from the pools, unscored)
 
 
+class Candidate(TypedDict):
+    """One semantic set of a hop's answers: its representative and its share of the answers."""
+
+    answer: str
+    share: float
+
+
 class Hop(TypedDict):
-    """One Self-Ask step: the sub-question, its evidence and intermediate answer, its batches."""
+    """One Self-Ask step: the sub-question, its evidence and intermediate answer, its batches; with
+    hop sampling, the answers sampled beside the greedy one and their semantic sets as candidates."""
 
     question: str
     answer: str
     evidence: list[Evidence]
     batches: list[Batch]
+    samples: NotRequired[list[str]]  # [greedy answer, *sampled answers]
+    candidates: NotRequired[list[Candidate]]  # their semantic sets, largest first (answer: the set's first member)
+
+
+class Chain(TypedDict):
+    """One line of reasoning: its hops, Self-Ask's own final answer, and its probability (the product
+    of the shares of the candidates it took). An ``open`` chain waits to be followed; a ``done``
+    one has ended (``answer``: what it concluded)."""
+
+    hops: list[Hop]
+    draft_answer: str
+    weight: float
+    status: Literal["open", "done"]
+    answer: str
 
 
 def merge_usage(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -94,6 +116,8 @@ class OutputState(TypedDict, total=False):
     trust: float | None  # the signals combined: the probability the answer is right (with a calibration)
     abstained: bool  # the trust is below the calibration's threshold: the answer is only a best guess
     why: str  # what pulls the trust down most, when abstained
+    chains: list[Chain]  # chains branched off uncertain hops: open ones wait, done ones have ended
+    chosen: int | None  # the done chain the final step read (None while chains are followed)
     usage: Annotated[dict[str, Any], merge_usage]
     notes: Annotated[list[str], operator.add]  # deliberate fall-backs taken (format breaks, limits)
 
@@ -109,3 +133,4 @@ class SunarState(InputState, OutputState, total=False):
     scored: dict[str, float]  # R+
     batch: Batch  # B
     batches: list[Batch]  # this sub-question's batches so far
+    weight: float  # the probability of the chain being followed (in ``hops``)

@@ -139,6 +139,7 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
         "trust": record["trust"],
         "abstained": record["abstained"],
         "reasoning_path": record["reasoning_path"],
+        **({"chains": record["chains"], "chosen": record["chosen"]} if len(record["chains"]) > 1 else {}),
         "evidence_ids": ranked,
         "supporting_ids": q.supporting_ids,
         "notes": record["notes"],

@@ -1,12 +1,18 @@
 """The SUNAR graphs: Algorithm 1 of the paper as an explicit LangGraph state machine.
 
     ask -> decompose --(follow-up sq_i)--> retrieve -> [NAR loop] -> answer_hop -> decompose ...
-    decompose --(done)--> gather -> mer (or conclude) -> confidence -> respond
+    decompose --(done)--> next_chain --(a chain branched off an uncertain hop waits)--> decompose ...
+    next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> vote -> confidence -> respond
 
     NAR loop (one sub-question; sunar.nar holds its rules):
         select_batch -> sample_answers -> cluster -> rescore -> update --(goes on)--> select_batch
                      (ASU: answer sampling, semantic sets, rescoring)         --(ends)--> answer_hop
-        select_batch -> update, when the batch is outranked (it cannot reach the evidence)
+        select_batch -> update, when the batch is outranked (it cannot reach the evidence) or
+                        ``asu_batches`` is off
+
+    answer_hop samples the hop's own answers (``hop_samples``); when they fall into several semantic
+    sets, the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the
+    chains' answers with the final one (``final_vote``).
 
 Variants share the nodes and differ in structure:
   sunar         everything
@@ -33,7 +39,7 @@ from sunar.baselines.rag import graph as rag_graph
 from sunar.configuration import Configuration
 from sunar.errors import SunarError
 from sunar.nar import nar_goes_on, outranked
-from sunar.nodes.answer_hop import answer_hop
+from sunar.nodes.answer_hop import make_answer_hop
 from sunar.nodes.ask import make_ask
 from sunar.nodes.cluster import cluster
 from sunar.nodes.conclude import conclude
@@ -41,12 +47,14 @@ from sunar.nodes.confidence import confidence
 from sunar.nodes.decompose import decompose
 from sunar.nodes.gather import gather
 from sunar.nodes.mer import mer
+from sunar.nodes.next_chain import next_chain
 from sunar.nodes.rescore import rescore
 from sunar.nodes.respond import respond
 from sunar.nodes.retrieve import retrieve
 from sunar.nodes.sample_answers import sample_answers
 from sunar.nodes.select_batch import select_batch
 from sunar.nodes.update import make_update
+from sunar.nodes.vote import vote
 from sunar.state import InputState, OutputState, SunarState
 from sunar.streaming import describe_common
 
@@ -66,11 +74,16 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: SUNAR's own per-question fields, cleared when a new question starts on a thread.
-FRESH = {"sub_question": "", "draft_answer": "", "batches": []}
+FRESH = {"sub_question": "", "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None}
 
 
 def after_decompose(state: dict[str, Any]) -> str:
-    return "retrieve" if state.get("sub_question") else "gather"
+    return "retrieve" if state.get("sub_question") else "next_chain"
+
+
+def after_chain(state: dict[str, Any]) -> str:
+    """The next chain's next step, or the final step once a chain is chosen."""
+    return "decompose" if state.get("chosen") is None else "gather"
 
 
 def nar_edge(state: dict[str, Any], config: RunnableConfig) -> str:
@@ -79,8 +92,9 @@ def nar_edge(state: dict[str, Any], config: RunnableConfig) -> str:
 
 
 def asu_edge(state: dict[str, Any], config: RunnableConfig) -> str:
-    """ASU for the batch, unless it is outranked already (:func:`sunar.nar.outranked`)."""
-    return "update" if outranked(state, Configuration.from_runnable_config(config)) else "sample_answers"
+    """ASU for the batch, unless it is off or the batch is outranked already (:func:`sunar.nar.outranked`)."""
+    cfg = Configuration.from_runnable_config(config)
+    return "update" if not cfg.asu_batches or outranked(state, cfg) else "sample_answers"
 
 
 def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
@@ -90,15 +104,18 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("ask", make_ask(FRESH))
     g.add_node("decompose", decompose)
     g.add_node("retrieve", retrieve)
-    g.add_node("answer_hop", answer_hop)
+    g.add_node("answer_hop", make_answer_hop(sampling=v.asu))
+    g.add_node("next_chain", next_chain)
     g.add_node("gather", gather)
     g.add_node("final", mer if v.mer else conclude)
+    g.add_node("vote", vote)
     g.add_node("confidence", confidence)
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")
     g.add_edge("ask", "decompose")
-    g.add_conditional_edges("decompose", after_decompose, ["retrieve", "gather"])
+    g.add_conditional_edges("decompose", after_decompose, ["retrieve", "next_chain"])
+    g.add_conditional_edges("next_chain", after_chain, ["decompose", "gather"])
 
     # --- the NAR loop for one sub-question ------------------------------------------------
     g.add_node("select_batch", select_batch)
@@ -119,7 +136,8 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
 
     g.add_edge("answer_hop", "decompose")  # next sub-question
     g.add_edge("gather", "final")
-    g.add_edge("final", "confidence")
+    g.add_edge("final", "vote")
+    g.add_edge("vote", "confidence")
     g.add_edge("confidence", "respond")
     g.add_edge("respond", END)
     return g.compile(checkpointer=checkpointer, name=variant)
@@ -145,7 +163,19 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
     if node == "answer_hop":
         hop = (update.get("hops") or [{}])[-1]
-        return f"intermediate answer: {hop.get('answer')} (from {len(hop.get('evidence') or [])} documents)"
+        line = f"intermediate answer: {hop.get('answer')} (from {len(hop.get('evidence') or [])} documents)"
+        if hop.get("candidates"):
+            line += "; candidates: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
+        return line
+    if node == "next_chain":
+        chains = update.get("chains") or []
+        if update.get("chosen") is None:
+            return f"next chain: the one that took {(update.get('hops') or [{}])[-1].get('answer')!r} (p = {update.get('weight', 0):.2f})"
+        if len(chains) > 1:
+            return f"{len(chains)} chains: " + "; ".join(f"{c['answer']} (p = {c['weight']:.2f})" for c in chains) + f"; chose {update['chosen'] + 1}"
+        return None
+    if node == "vote" and update.get("answer"):
+        return f"the chains outvoted the final step: {update['answer']}"
     return describe_common(node, update)
 
 

@@ -1,5 +1,11 @@
 """The sub-question's evidence (top l of R+) and the LLM's intermediate answer, which feeds the
-next Self-Ask step."""
+next Self-Ask step.
+
+With hop sampling (``hop_samples`` m'), m' more answers are sampled from the same prompt and the
+m'+1 answers are clustered into semantic sets: the hop's candidates. The chain follows the largest
+set that names something; when the answers fall into more than one such set, the next largest ones
+(up to ``branch_width`` in all, within ``max_chains``) become chains of their own, waiting in
+``chains`` with their probability (the chain's so far times the set's share)."""
 
 from __future__ import annotations
 
@@ -8,32 +14,73 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
+from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
-from sunar.prompts.answer import SCHEMA, answer_messages, read_answer
+from sunar.prompts.answer import SCHEMA, SHORT_TOKENS, answer_messages, read_answer
+from sunar.prompts.spans import grounded_schema
 from sunar.resources import resources
-from sunar.state import Hop, evidence_of
+from sunar.signals import known
+from sunar.state import Candidate, Chain, Hop, evidence_of
 from sunar.usage import node
 
 
-@node("answer_hop")
-def answer_hop(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
-    res = resources(config)
-    scored = state.get("scored") or {}
-    docs = res.index.documents(top(scored, cfg.evidence))
-    found = evidence_of(docs, scored)
-    reply = res.llm.generate(
-        answer_messages(state["sub_question"], found),
-        temperature=0.0,
-        max_tokens=min(cfg.max_tokens, 48),
-        config=config,
-        schema=cfg.reply_schema(SCHEMA),
-    )
-    notes = []
-    if stop_reason(state, cfg) == "stalled":
-        notes.append(
-            f"NAR stopped early for {state['sub_question']!r} after {len(scored)} of {cfg.budget} documents: "
-            f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"
-        )
-    hop = Hop(question=state["sub_question"], answer=read_answer(str(reply.content)), evidence=found, batches=state.get("batches") or [])
-    return {"hops": [*(state.get("hops") or []), hop], "sub_question": "", "notes": notes}
+def candidates_of(answers: list[str], sets: list[list[int]]) -> list[Candidate]:
+    """The semantic sets as candidates, largest first; among sets of one size, the one holding the
+    greedy answer (index 0) first, then in order. A set's answer is the greedy one when it holds it,
+    else its first member; its share is its size over all the answers."""
+    ranked = sorted(sets, key=lambda s: (-len(s), 0 not in s, s[0]))
+    return [Candidate(answer=answers[0] if 0 in s else answers[s[0]], share=round(len(s) / len(answers), 4)) for s in ranked]
+
+
+def branches(candidates: list[Candidate], cfg: Configuration, chains_taken: int) -> tuple[Candidate | None, list[Candidate]]:
+    """The candidate the chain follows (the first that names something; None when none does) and
+    the ones that become chains of their own: the next known ones, up to ``branch_width`` in all and
+    while ``max_chains`` (counting ``chains_taken``, the chains already begun) leaves room."""
+    named = [c for c in candidates if known(c["answer"])]
+    if not named:
+        return None, []
+    room = max(0, cfg.max_chains - chains_taken)
+    return named[0], named[1 : min(cfg.branch_width, 1 + room)]
+
+
+def make_answer_hop(sampling: bool = True) -> Any:
+    """The answer_hop node; hop sampling and branching only where the graph has ASU (``sampling``)."""
+
+    @node("answer_hop")
+    def answer_hop(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        cfg = Configuration.from_runnable_config(config)
+        res = resources(config)
+        scored = state.get("scored") or {}
+        found = evidence_of(res.index.documents(top(scored, cfg.evidence)), scored)
+        messages = answer_messages(state["sub_question"], found)
+        schema = cfg.reply_schema(grounded_schema(found) if cfg.grounded_answers else SCHEMA)
+        tokens = min(cfg.max_tokens, SHORT_TOKENS)
+        reply = res.llm.generate(messages, temperature=0.0, max_tokens=tokens, config=config, schema=schema)
+        notes = []
+        if stop_reason(state, cfg) == "stalled":
+            notes.append(
+                f"NAR stopped early for {state['sub_question']!r} after {len(scored)} of {cfg.budget} documents: "
+                f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"
+            )
+        hop = Hop(question=state["sub_question"], answer=read_answer(str(reply.content)), evidence=found, batches=state.get("batches") or [])
+        update: dict[str, Any] = {}
+        if sampling and cfg.hop_samples:
+            replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, max_tokens=tokens, schema=schema)
+            answers = [hop["answer"], *(read_answer(str(r.content)) for r in replies)]
+            hop["samples"] = answers
+            hop["candidates"] = candidates_of(answers, semantic_sets(state["sub_question"], answers, res.nli))
+            chains = list(state.get("chains") or [])
+            follow, others = branches(hop["candidates"], cfg, 1 + len(chains))
+            weight = float(state.get("weight", 1.0))
+            if follow is not None:
+                hop["answer"] = follow["answer"]
+                update["weight"] = round(weight * follow["share"], 6)
+            path = state.get("hops") or []
+            for other in others:
+                chains.append(Chain(hops=[*path, {**hop, "answer": other["answer"]}], draft_answer="", weight=round(weight * other["share"], 6), status="open", answer=""))
+            if others:
+                update["chains"] = chains
+                notes.append(f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain")
+        return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "notes": notes}
+
+    return answer_hop

@@ -31,7 +31,7 @@ def reply_text(answer: str, confidence: float, evidence: list[dict], path: list[
 
 @node("respond")
 def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    path = [{"question": h["question"], "answer": h["answer"]} for h in state.get("hops") or []]
+    path = [{"question": h["question"], "answer": h["answer"], **({"candidates": h["candidates"]} if h.get("candidates") else {})} for h in state.get("hops") or []]
     evidence = state.get("evidence") or []
     why = state.get("why", "") if state.get("abstained") else ""
     text = reply_text(state["answer"], state.get("confidence", 0.0), evidence, path, why)

@@ -14,6 +14,8 @@ from sunar.prompts.structured import as_reply, object_schema, read_object
 UNKNOWN = "unknown"
 #: Gold answers of the dev data are at most 61 characters.
 SCHEMA = object_schema(answer=80)
+#: Most tokens a short answer may take (80 characters are well under it).
+SHORT_TOKENS = 48
 
 SYSTEM = (
     "Answer the question from the documents. Reply with a JSON object {\"answer\": \"...\"} holding the "

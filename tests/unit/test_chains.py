@@ -1,0 +1,156 @@
+"""Uncertainty that acts: a hop's own samples, chains branched off uncertain hops, the chosen chain,
+the final vote and grounded answers, with a scripted LLM and a scripted NLI."""
+
+import re
+
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm
+from sunar.graph import build_graph, describe_step
+from sunar.nodes.next_chain import choose, support
+from sunar.nodes.vote import tally
+from sunar.prompts.spans import grounded_schema, spans
+
+QUESTION = "Where was the director of Ronnie Rocket born?"
+CORPUS = docs(
+    ("rr", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch, with a part for Mel Brooks."),
+    ("dl", "David Lynch", "David Lynch was born in Missoula, Montana, on January 20, 1946."),
+    ("mb", "Mel Brooks", "Mel Brooks was born in Brooklyn."),
+)
+RANKINGS = {
+    "Who directed Ronnie Rocket?": [("rr", 3.0)],
+    "Where was David Lynch born?": [("dl", 3.0)],
+    "Where was Mel Brooks born?": [("mb", 3.0)],
+}
+SCORES = {"rr": 0.9, "dl": 0.8, "mb": 0.7}
+
+
+def self_ask(prompt: str) -> str:
+    """Self-Ask by the path so far: who directed it, then where that answer was born, then the end."""
+    found = re.findall(r"Intermediate answer: (.*)", prompt.rsplit("Question:", 1)[1])
+    if not found:
+        return "Follow up: Who directed Ronnie Rocket?"
+    if len(found) == 1:
+        return f"Follow up: Where was {found[0]} born?"
+    return f"So the final answer is: {found[-1]}"
+
+
+def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", **config):
+    """The graph on the question; the director's answers are (greedy, sample 1, sample 2, ...)."""
+    places = {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}
+
+    def answer(question, i):
+        if question == "Who directed Ronnie Rocket?":
+            return director[0] if i == 0 and not answer.greedy_done else director[min(i + 1, len(director) - 1)]
+        if question.startswith("MER:"):
+            return mer_answer
+        return places.get(question, "unknown")
+
+    answer.greedy_done = False
+    llm = scripted_llm(self_ask, answer)
+    original = llm.sample
+
+    def sample(messages, m, **kw):  # the hop's samples are director[1:], the greedy answer director[0]
+        answer.greedy_done = True
+        try:
+            return original(messages, m, **kw)
+        finally:
+            answer.greedy_done = False
+
+    llm.sample = sample
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "hop_samples": 2, "asu_batches": False, "calibration": "off", **config}
+    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
+
+
+def test_an_uncertain_hop_branches_and_each_chain_is_followed():
+    out, _ = run(branch_width=2)
+    hop1 = out["hops"][0]
+    assert hop1["samples"] == ["David Lynch", "David Lynch", "Mel Brooks"]
+    assert hop1["candidates"] == [{"answer": "David Lynch", "share": 0.6667}, {"answer": "Mel Brooks", "share": 0.3333}]
+    chains = out["chains"]
+    assert [c["answer"] for c in chains] == ["Missoula", "Brooklyn"]
+    assert [c["hops"][-1]["question"] for c in chains] == ["Where was David Lynch born?", "Where was Mel Brooks born?"]
+    assert [c["weight"] for c in chains] == [0.6667, 0.3333] and all(c["status"] == "done" for c in chains)
+    assert out["chosen"] == 0 and out["answer"] == "Missoula"
+    assert [s["question"] for s in out["reasoning_path"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+    assert any("each is followed as a chain" in n for n in out["notes"])
+
+
+def test_the_best_supported_chain_is_chosen_for_the_final_step():
+    # the greedy answer names nobody the follow-up finds; the samples agree on Mel Brooks
+    out, _ = run(director=("David Lynch", "Mel Brooks", "Mel Brooks"), mer_answer="Brooklyn", branch_width=2)
+    assert [c["answer"] for c in out["chains"]] == ["Brooklyn", "Missoula"]  # the larger set is followed first
+    assert out["chosen"] == 0 and out["hops"][0]["answer"] == "Mel Brooks" and out["answer"] == "Brooklyn"
+
+
+def test_one_chain_when_branching_is_off_or_the_budget_is_spent():
+    for config in ({"branch_width": 1}, {"branch_width": 2, "max_chains": 1}):
+        out, _ = run(**config)
+        assert len(out["chains"]) == 1 and out["chosen"] == 0
+        assert out["hops"][0]["answer"] == "David Lynch" and out["hops"][0]["candidates"][1]["answer"] == "Mel Brooks"
+
+
+def test_agreeing_samples_do_not_branch_and_variants_without_asu_do_not_sample():
+    out, llm = run(director=("David Lynch",) * 3, branch_width=3)
+    assert len(out["chains"]) == 1 and out["hops"][0]["candidates"] == [{"answer": "David Lynch", "share": 1.0}]
+    for variant in ("sunar_no_asu", "self_ask"):
+        out, llm = run(variant=variant, branch_width=2)
+        assert "samples" not in out["hops"][0] and len(out["chains"]) == 1
+
+
+def test_unknown_answers_are_not_followed():
+    out, _ = run(director=("unknown", "unknown", "David Lynch"), branch_width=2)
+    assert out["hops"][0]["answer"] == "David Lynch" and len(out["chains"]) == 1  # the only named candidate
+    out, _ = run(director=("unknown",) * 3, branch_width=2)
+    assert out["hops"][0]["answer"] == "unknown"
+
+
+def test_the_paper_asu_runs_only_when_asu_batches_is_on():
+    out, _ = run(asu_batches=True, asu_skip_outranked=False)
+    assert all(b.get("answers") for h in out["hops"] for b in h["batches"])
+    out, _ = run(asu_batches=False)
+    assert not any(b.get("answers") for h in out["hops"] for b in h["batches"])
+
+
+def test_the_vote_pools_the_final_answer_with_the_chains():
+    out, _ = run(mer_answer="Brooklyn", branch_width=2, final_vote=True)
+    # MER's Brooklyn (1 vote) + the Brooklyn chain (0.33) outweigh the Missoula chain (0.67)
+    assert out["answer"] == "Brooklyn"
+    assert tally(["Seoul", "Korea", "korea"], [1.0, 0.7, 0.6], [[0], [1, 2]]) == "Korea"
+    assert tally(["Seoul", "Korea", "Goryeo"], [1.0, 0.7, 0.6], [[0], [1], [2]]) == "Seoul"
+    assert tally(["unknown", "Korea"], [1.0, 0.2], [[0], [1]]) == "Korea"
+
+
+def test_chain_support_and_choice():
+    hop = {"question": "q", "answer": "x", "batches": [], "evidence": [{"id": "d", "title": "T", "text": "born in Missoula, Montana", "score": 1.0}]}
+    chain = {"hops": [hop], "draft_answer": "", "status": "done"}
+    assert support({**chain, "answer": "Missoula", "weight": 1.0}) == 1.0
+    assert support({**chain, "answer": "Brooklyn", "weight": 1.0}) == 0.5
+    assert support({**chain, "answer": "unknown", "weight": 1.0}) == 0.0
+    chains = [{**chain, "answer": "Brooklyn", "weight": 0.6}, {**chain, "answer": "Missoula", "weight": 0.4}]
+    assert choose(chains) == 1  # 0.4 supported beats 0.6 * 0.5
+
+
+def test_grounded_answers_are_decoded_under_the_evidence_spans():
+    out, llm = run(grounded_answers=True)
+    enums = [s["properties"]["answer"]["enum"] for s in llm.schemas if s and "enum" in s.get("properties", {}).get("answer", {})]
+    assert enums, "no hop answer was asked under a grounded schema"
+    assert "Missoula, Montana" in enums[-1] and "January 20, 1946" in enums[-1] and enums[-1][-1] == "unknown"
+
+
+def test_spans_of_the_evidence():
+    found = spans([
+        {"title": "Dollar (1938 film)", "text": "It was directed by Gustaf Molander. He was born in Helsingfors, Finland on 18 November 1888 and died in 1973."},
+        {"title": "University of Michigan", "text": "The University of Michigan has 46,000 students."},
+    ])
+    for span in ("Dollar", "Gustaf Molander", "Helsingfors, Finland", "Helsingfors", "18 November 1888", "1973", "University of Michigan", "46,000"):
+        assert span in found, span
+    assert "It" not in found and "He" not in found
+    assert grounded_schema([])["properties"]["answer"]["enum"] == ["unknown"]
+
+
+def test_the_stream_shows_candidates_and_chains():
+    hop = {"question": "q", "answer": "David Lynch", "evidence": [], "candidates": [{"answer": "David Lynch", "share": 0.67}, {"answer": "Mel Brooks", "share": 0.33}]}
+    assert "candidates: David Lynch (67%), Mel Brooks (33%)" in describe_step("answer_hop", {"hops": [hop]}, {})
+    chains = [{"answer": "Missoula", "weight": 0.67}, {"answer": "Brooklyn", "weight": 0.33}]
+    assert describe_step("next_chain", {"chains": chains, "chosen": 0}, {}) == "2 chains: Missoula (p = 0.67); Brooklyn (p = 0.33); chose 1"
+    assert "Mel Brooks" in describe_step("next_chain", {"chains": chains[:1], "chosen": None, "hops": [{**hop, "answer": "Mel Brooks"}], "weight": 0.33}, {})
