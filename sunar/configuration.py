@@ -81,6 +81,7 @@ OPERATOR_ENV: dict[str, str] = {
     "calibration": "SUNAR_CALIBRATION",
     "llm_cache": "SUNAR_LLM_CACHE",
     "openai_base_url": "SUNAR_OPENAI_BASE_URL",
+    "demonstration_pool": "SUNAR_DEMONSTRATION_POOL",
 }
 
 
@@ -241,6 +242,19 @@ class Configuration(_Checked):
         description="From this many answered hops on, a Self-Ask follow-up that names none of the answers found "
         "so far ends the decomposition (a small model drifts back to the question's own entities "
         "instead of giving the final answer). 0: off, as in the paper.",
+    )
+    demonstrations: int = Field(
+        0,
+        ge=0,
+        le=10,
+        description="Worked decompositions shown to Self-Ask beside its invented examples: the k of the pool whose "
+        "questions are shaped most like this one (names and numbers aside), never the question itself. 0: none, as in the paper.",
+    )
+    demonstration_pool: str = Field(
+        "",
+        description="JSON Lines file of worked decompositions ({question, steps: [[follow-up, answer], ...], answer}). "
+        "Empty: the shipped pool (the first 100 dev questions' decompositions). Served graphs: SUNAR_DEMONSTRATION_POOL "
+        "in the server's environment.",
     )
     keep_per_hop: int = Field(
         0,

@@ -2,6 +2,8 @@
 
 Answers, against the gold answer and its aliases (best over them), after SQuAD normalisation:
 - cover-EM: a normalised gold answer is contained in the normalised prediction (Self-Ask, SUNAR);
+- word cover-EM: the same, as whole words ("American" does not cover "America"), reported beside
+  cover-EM, which stays the paper's metric;
 - EM: the normalised prediction equals a normalised gold answer;
 - F1: token overlap F1 (SQuAD).
 
@@ -32,6 +34,12 @@ def cover_em(prediction: str, answers: Sequence[str]) -> float:
     return float(any(gold and gold in pred for gold in map(normalize_answer, answers)))
 
 
+def word_cover_em(prediction: str, answers: Sequence[str]) -> float:
+    """cover-EM on whole words: the gold answer's words occur in a row among the prediction's."""
+    pred = f" {normalize_answer(prediction)} "
+    return float(any(gold and f" {gold} " in pred for gold in map(normalize_answer, answers)))
+
+
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
     pred = normalize_answer(prediction)
     return float(bool(pred) and any(pred == normalize_answer(a) for a in answers))
@@ -51,7 +59,10 @@ def token_f1(prediction: str, answers: Sequence[str]) -> float:
 
 
 def answer_metrics(prediction: str, answers: Sequence[str]) -> dict[str, float]:
-    return {"cover_em": cover_em(prediction, answers), "em": exact_match(prediction, answers), "f1": token_f1(prediction, answers)}
+    return {
+        "cover_em": cover_em(prediction, answers), "word_cover_em": word_cover_em(prediction, answers),
+        "em": exact_match(prediction, answers), "f1": token_f1(prediction, answers),
+    }
 
 
 def retrieval_metrics(ranked_ids: Sequence[str], gold_ids: Iterable[str], ks: Sequence[int] = RECALL_KS) -> dict[str, float]:

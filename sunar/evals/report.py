@@ -4,7 +4,7 @@ metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval
               cover_em_ci95, vs_self_ask: {n, wins, losses, p}, wrong_answers: {stage: count}}}}
 report.md:    accuracy, retrieval and cost tables side by side, where the wrong answers were lost, cost
               relative to Self-Ask
-accuracy.png, recall.png, cost.png, calibration.png (risk-coverage curves)
+accuracy.png, recall.png, cost.png, calibration.png (risk-coverage curves; :mod:`sunar.evals.plots`)
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from typing import Any
 
 from sunar.configuration import Configuration
 from sunar.evals import calibration
-from sunar.evals.metrics import RECALL_KS, cover_em, paired_comparison, proportion_ci
+from sunar.evals.metrics import RECALL_KS, answer_metrics, cover_em, paired_comparison, proportion_ci
+from sunar.evals.plots import plot, plot_calibration
 
-ANSWER_KEYS = ("cover_em", "em", "f1")
+#: cover-EM is the paper's metric (and what "right" means); word cover-EM, beside it, does not let a
+#: sub-word count ("American" for "America").
+ANSWER_KEYS = ("cover_em", "word_cover_em", "em", "f1")
 RETRIEVAL_KEYS = ("recall@1", "recall@10", "ndcg@10")
 COST_KEYS = ("llm_calls", "judge_calls", "loglik_calls", "prompt_tokens", "generated_tokens")
 TIME_KEYS = ("total", "llm", "nli", "scoring", "rest")
@@ -36,13 +39,23 @@ def _mean(values: Sequence[float]) -> float:
     return float(statistics.mean(values)) if values else 0.0
 
 
+def stored_metrics(record: dict[str, Any]) -> dict[str, float]:
+    """A record's metrics; the answer metrics a run from before them did not store (word cover-EM)
+    computed from its answer and gold, so old runs report them too."""
+    stored = record["metrics"]
+    if "answer" in record and any(k not in stored for k in ANSWER_KEYS):
+        return {**answer_metrics(record["answer"], record.get("gold") or []), **stored}
+    return stored
+
+
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Means over the answered records; failed questions count as wrong with no evidence."""
     answered = [r for r in records if not r.get("error")]
+    scores = [stored_metrics(r) for r in answered]
     n = len(records)
 
     def metric(key: str) -> float:
-        return sum(r["metrics"].get(key, 0.0) for r in answered) / n if n else 0.0
+        return sum(m.get(key, 0.0) for m in scores) / n if n else 0.0
 
     out: dict[str, Any] = {"n": n, "errors": n - len(answered)}
     out.update({k: metric(k) for k in ANSWER_KEYS})
@@ -116,7 +129,7 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
     n = {v: metrics["all"][v]["n"] for v in variants}
     parts += [f"Settings: {settings}.", "", f"Questions per variant: {n}.", ""]
 
-    parts += ["## Answers (cover-EM / EM / F1)", ""]
+    parts += ["## Answers (cover-EM / word cover-EM / EM / F1)", ""]
     rows = [[v] + [" / ".join(f"{metrics[d][v][k]:.3f}" for k in ANSWER_KEYS) if v in metrics[d] else "-" for d in [*datasets, "all"]] for v in variants]
     parts += [_table(["variant", *datasets, "all"], rows), ""]
 
@@ -133,10 +146,10 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
         m = metrics["all"][v]
         low, high = m["cover_em_ci95"]
         paired = m.get(f"vs_{BASELINE}")
-        row = [v, m["n"], f"{m['cover_em']:.3f} [{low:.3f}, {high:.3f}]"]
+        row = [v, m["n"], f"{m['cover_em']:.3f} [{low:.3f}, {high:.3f}]", f"{m['word_cover_em']:.3f}"]
         row += [paired["wins"], paired["losses"], f"{paired['p']:.3f}"] if paired else ["-", "-", "-"]
         rows.append(row)
-    header = ["variant", "questions", "cover-EM [95% Wilson CI]", f"right where {BASELINE} was wrong", f"wrong where {BASELINE} was right", "sign test p (two-sided)"]
+    header = ["variant", "questions", "cover-EM [95% Wilson CI]", "word cover-EM", f"right where {BASELINE} was wrong", f"wrong where {BASELINE} was right", "sign test p (two-sided)"]
     parts += [_table(header, rows), ""]
 
     if all("wrong_answers" in metrics["all"][v] for v in variants):
@@ -205,95 +218,6 @@ def calibration_section(metrics: dict[str, dict[str, Any]], datasets: Sequence[s
         rows = [[f] + [_figure(metrics["all"][v]["calibration"]["signals"].get(f)) for v in with_signals] for f in calibration.FEATURES]
         parts += [_table(["signal", *with_signals], rows), ""]
     return parts
-
-
-def _save(fig: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def plot(metrics: dict[str, dict[str, Any]], out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    datasets = [d for d in metrics if d != "all"] or ["all"]
-    variants = list(metrics["all"])
-    width = 0.8 / max(1, len(variants))
-    paths = []
-
-    fig, axes = plt.subplots(1, len(ANSWER_KEYS), figsize=(4 * len(ANSWER_KEYS), 3.5), squeeze=False)
-    for ax, key in zip(axes[0], ANSWER_KEYS, strict=True):
-        for i, v in enumerate(variants):
-            values = [metrics[d].get(v, {}).get(key, 0.0) for d in datasets]
-            yerr = None
-            if key == "cover_em":  # a proportion: its Wilson 95% interval as error bars
-                intervals = [metrics[d].get(v, {}).get("cover_em_ci95", [y, y]) for d, y in zip(datasets, values, strict=True)]
-                yerr = [[y - lo for y, (lo, _) in zip(values, intervals, strict=True)], [hi - y for y, (_, hi) in zip(values, intervals, strict=True)]]
-            ax.bar([x + i * width for x in range(len(datasets))], values, width, label=v, yerr=yerr, capsize=2)
-        ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(datasets))], datasets)
-        ax.set_title(key.replace("_", "-").upper() if key != "cover_em" else "cover-EM (95% Wilson CI)")
-        ax.set_ylim(0, 1)
-    axes[0][0].legend(fontsize=8)
-    paths.append(_save(fig, out / "accuracy.png"))
-
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.5), squeeze=False)
-    for ax, d in zip(axes[0], datasets, strict=True):
-        for v in variants:
-            if v in metrics[d]:
-                ax.plot(RECALL_KS, [metrics[d][v][f"recall@{k}"] for k in RECALL_KS], marker="o", label=v)
-        ax.set_title(f"{d}: Recall@k of the gold paragraphs")
-        ax.set_xlabel("k")
-        ax.set_ylim(0, 1)
-    axes[0][0].legend(fontsize=8)
-    paths.append(_save(fig, out / "recall.png"))
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
-    bottom = [0.0] * len(variants)
-    for key, label in (("llm", "LLM"), ("nli", "yes/no judgements"), ("scoring", "retrieval + scoring"), ("rest", "rest")):
-        values = [metrics["all"][v]["seconds"][key] for v in variants]
-        left.bar(variants, values, bottom=bottom, label=label)
-        bottom = [b + x for b, x in zip(bottom, values, strict=True)]
-    left.set_title("seconds per question")
-    left.legend(fontsize=8)
-    right.bar(variants, [metrics["all"][v]["llm_calls"] for v in variants])
-    right.set_title("LLM calls per question")
-    for ax in (left, right):
-        ax.tick_params(axis="x", labelrotation=20)
-    paths.append(_save(fig, out / "cost.png"))
-    return paths
-
-
-def plot_calibration(records: Sequence[dict[str, Any]], out: Path) -> Path:
-    """Accuracy of the answered questions against the share answered, answering the most confident
-    first: one curve per variant (its confidence, and its cross-validated combined signals)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for v in dict.fromkeys(r["variant"] for r in records):
-        rows = [r for r in records if r["variant"] == v and not r.get("error")]
-        correct = [calibration.right(r) for r in rows]
-        if not rows:
-            continue
-        xs, ys = zip(*calibration.risk_coverage([float(r.get("confidence") or 0.0) for r in rows], correct), strict=True)
-        line = ax.plot(xs, ys, label=f"{v}: confidence")[0]
-        if all(r.get("signals") for r in rows):
-            xs, ys = zip(*calibration.risk_coverage(calibration.cross_validated(rows, correct).tolist(), correct), strict=True)
-            ax.plot(xs, ys, linestyle="--", color=line.get_color(), label=f"{v}: combined signals (CV)")
-    ax.set_xlabel("share of questions answered (most confident first)")
-    ax.set_ylabel("accuracy of the answered (cover-EM)")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7)
-    return _save(fig, out / "calibration.png")
 
 
 def write_report(

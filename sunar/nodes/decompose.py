@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
+from sunar.prompts.demonstrations import load_pool, retrieve
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, SCHEMA, STOP, parse_self_ask, self_ask_messages
 from sunar.resources import resources
 from sunar.text import content_words, normalize_answer, restates
@@ -73,7 +74,8 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if len(hops) >= cfg.max_hops:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
     path = [(h["question"], h["answer"]) for h in hops]
-    llm, messages = resources(config).llm, self_ask_messages(question, path)
+    demos = retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
+    llm, messages = resources(config).llm, self_ask_messages(question, path, demos)
     schema = cfg.reply_schema(SCHEMA)
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=schema).content)
     kind, text = parse_self_ask(reply)

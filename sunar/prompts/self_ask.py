@@ -80,10 +80,13 @@ def transcript(question: str, path: Sequence[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def self_ask_messages(question: str, path: Sequence[tuple[str, str]]) -> list[BaseMessage]:
-    """The rule, every step of the worked examples as a turn, then this question's transcript."""
+def self_ask_messages(
+    question: str, path: Sequence[tuple[str, str]], demonstrations: Sequence[tuple[str, list[tuple[str, str]], str]] = ()
+) -> list[BaseMessage]:
+    """The rule, every step of the worked examples as a turn (the invented ones, then the
+    retrieved ``demonstrations``), then this question's transcript."""
     messages: list[BaseMessage] = [SystemMessage(SYSTEM)]
-    for example, steps, final in EXAMPLES:
+    for example, steps, final in [*EXAMPLES, *demonstrations]:
         for i in range(len(steps) + 1):
             messages.append(HumanMessage(f"{transcript(example, steps[:i])}\n\n{_NEXT_LINE}"))
             messages.append(AIMessage(f"{FOLLOW_UP} {steps[i][0]}" if i < len(steps) else f"{FINAL} {final}"))

@@ -3,7 +3,7 @@
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from fakes import MemoryIndex, TableScorer, docs, prompt_kind, resources, scripted_llm, self_ask_script
 from scripted import ScriptedLLM
 from sunar.graph import VARIANTS, build_graph
 
@@ -47,15 +47,20 @@ def test_every_variant_runs_to_a_reply(variant):
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_output_contract(variant):
+    res = make_resources()
     out = build_graph(variant).invoke(
         {"question": "Where was the director of film Ronnie Rocket born?"},
-        {"configurable": {"resources": make_resources(), "batch_size": 2, "budget": 3, "samples": 3}},
+        {"configurable": {"resources": res, "batch_size": 2, "budget": 3, "samples": 3}},
     )
     # MER reads the evidence and corrects Self-Ask's wrong "Helena"; without MER it stays.
     assert out["answer"] == ("Missoula, Montana" if VARIANTS[variant].mer else "Helena")
     assert 0.0 <= out["confidence"] <= 1.0
-    assert out["reasoning_path"] == [{"question": q, "answer": a} for q, a in ANSWERS.items()]
-    assert {e["id"] for e in out["evidence"]} <= {"d1", "d2", "d3"} and out["evidence"]
+    # each hop's answer went back into Self-Ask: its last step read the whole path, in order
+    last = [c for c in res.llm.inner.calls if prompt_kind(c) == "self_ask"][-1].rsplit("Question:", 1)[1]
+    assert last.index("Who directed Ronnie Rocket?") < last.index("David Lynch") < last.index("Where was David Lynch born?") < last.index("Missoula, Montana")
+    assert out["reasoning_path"] == [{"question": h["question"], "answer": h["answer"]} for h in out["hops"]]
+    # the budget (3) scored the whole corpus; the evidence is in the scorer's order, with its scores
+    assert [(e["id"], e["score"]) for e in out["evidence"]] == [("d1", 0.9), ("d2", 0.8), ("d3", 0.1)]
     assert set(out) >= {"answer", "confidence", "reasoning_path", "evidence", "usage", "messages"}
     usage = out["usage"]
     assert usage["llm_calls"] > 0 and usage["calls"]["decompose"] == 3 and usage["seconds"]["select_batch"] >= 0

@@ -1,6 +1,6 @@
 """The saved-prefix store of the embedded model: longest-prefix choice, the gain threshold, LRU
 eviction within the byte budget. (Loading states into llama.cpp is checked with the real model in
-tests/integration/test_models_embedded.py.)"""
+tests/integration/test_prefix_states.py.)"""
 
 import numpy as np
 

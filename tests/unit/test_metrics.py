@@ -12,6 +12,7 @@ from sunar.evals.metrics import (
     proportion_ci,
     retrieval_metrics,
     token_f1,
+    word_cover_em,
 )
 from sunar.evals.report import aggregate, render, stage_lost
 
@@ -33,13 +34,34 @@ def test_cover_em_and_em(prediction, answers, cover, em):
     assert exact_match(prediction, answers) == em
 
 
+@pytest.mark.parametrize(
+    ("prediction", "answers", "cover", "word"),
+    [
+        ("American", ["America"], 1.0, 0.0),  # dev101-200: right by cover-EM only through a sub-word
+        ("Austrian", ["Austria"], 1.0, 0.0),
+        ("Munich, Germany", ["Munich"], 1.0, 1.0),
+        ("He was born in Missoula, Montana.", ["Missoula, Montana"], 1.0, 1.0),  # several words, in a row
+        ("Montana, Missoula", ["Missoula, Montana"], 0.0, 0.0),
+        ("Missoula (Montana)", ["Missoula Montana"], 1.0, 1.0),  # punctuation is normalised away first
+        ("Anglo-American", ["American"], 1.0, 0.0),  # a hyphen joins the words
+        ("the America", ["America"], 1.0, 1.0),
+        ("Americas", ["American", "Americas"], 1.0, 1.0),  # best over aliases
+        ("", ["America"], 0.0, 0.0),
+        ("anything", [""], 0.0, 0.0),
+    ],
+)
+def test_word_cover_em_needs_whole_words(prediction, answers, cover, word):
+    assert (cover_em(prediction, answers), word_cover_em(prediction, answers)) == (cover, word)
+
+
 def test_token_f1():
     assert token_f1("Missoula Montana", ["Missoula, Montana"]) == 1.0
     # pred {born, in, missoula}, gold {missoula, montana}: p = 1/3, r = 1/2
     assert token_f1("born in Missoula", ["Missoula, Montana"]) == pytest.approx(2 * (1 / 3) * (1 / 2) / (1 / 3 + 1 / 2))
     assert token_f1("Helena", ["Missoula, Montana", "Missoula"]) == 0.0
     assert token_f1("Missoula", ["Missoula, Montana", "Missoula"]) == 1.0  # max over aliases
-    assert answer_metrics("the Sun", ["Sun"]) == {"cover_em": 1.0, "em": 1.0, "f1": 1.0}
+    assert answer_metrics("the Sun", ["Sun"]) == {"cover_em": 1.0, "word_cover_em": 1.0, "em": 1.0, "f1": 1.0}
+    assert answer_metrics("Sunday", ["Sun"]) == {"cover_em": 1.0, "word_cover_em": 0.0, "em": 0.0, "f1": 0.0}
 
 
 def test_recall_and_ndcg_follow_rank_order():
@@ -89,7 +111,7 @@ def test_wilson_interval(k, n, low, high):
 
 def _record(qid, dataset, variant, cover):
     return {
-        "id": qid, "dataset": dataset, "variant": variant, "metrics": {"cover_em": float(cover)},
+        "id": qid, "dataset": dataset, "variant": variant, "metrics": {"cover_em": float(cover), "word_cover_em": float(cover)},
         "time": dict.fromkeys(("total", "llm", "nli", "scoring", "rest"), 1.0), "llm_calls": 2,
     }
 
@@ -106,8 +128,22 @@ def test_report_compares_each_variant_with_self_ask_question_by_question():
     assert metrics["all"]["sunar"]["n"] == 5 and metrics["all"]["sunar"]["cover_em"] == pytest.approx(3 / 5)
     assert metrics["all"]["sunar"]["cover_em_ci95"] == pytest.approx(list(proportion_ci(3, 5)))
     report = render(metrics, {})
-    assert "| sunar | 5 | 0.600 [0.231, 0.882] | 2 | 0 | 0.500 |" in report
-    assert "| self_ask | 4 | 0.250 [0.046, 0.699] | - | - | - |" in report
+    assert "| sunar | 5 | 0.600 [0.231, 0.882] | 0.600 | 2 | 0 | 0.500 |" in report
+    assert "| self_ask | 4 | 0.250 [0.046, 0.699] | 0.250 | - | - | - |" in report
+
+
+def test_report_shows_word_cover_em_beside_cover_em_also_for_runs_that_did_not_store_it():
+    old = {"metrics": {"cover_em": 1.0, "em": 0.0, "f1": 0.0}, "answer": "American", "gold": ["America"]}  # before word cover-EM
+    new = {"metrics": {"cover_em": 1.0, "word_cover_em": 1.0, "em": 1.0, "f1": 1.0}, "answer": "Munich", "gold": ["Munich"]}
+    records = [{**_record("q1", "2wiki", "sunar", 1), **old}, {**_record("q2", "musique", "sunar", 1), **new}]
+    metrics = aggregate(records)
+    assert (metrics["2wiki"]["sunar"]["cover_em"], metrics["2wiki"]["sunar"]["word_cover_em"]) == (1.0, 0.0)
+    assert (metrics["all"]["sunar"]["cover_em"], metrics["all"]["sunar"]["word_cover_em"], metrics["all"]["sunar"]["em"]) == (1.0, 0.5, 0.5)
+    report = render(metrics, {})
+    assert "## Answers (cover-EM / word cover-EM / EM / F1)" in report
+    assert "| sunar | 1.000 / 0.000 / 0.000 / 0.000 | 1.000 / 1.000 / 1.000 / 1.000 | 1.000 / 0.500 / 0.500 / 0.500 |" in report
+    assert "| variant | questions | cover-EM [95% Wilson CI] | word cover-EM |" in report
+    assert "| sunar | 2 | 1.000 [0.342, 1.000] | 0.500 |" in report
 
 
 TEXTS = {

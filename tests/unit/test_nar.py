@@ -1,5 +1,7 @@
 """NAR (Algorithm 1) with a table scorer and a hand-made neighbour graph."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
@@ -125,10 +127,25 @@ def test_no_early_stop_note_when_the_budget_ends_nar_anyway():
     assert len(batches(out)) == 3 and not any("NAR stopped early" in n for n in out["notes"])
 
 
-def test_nar_stop_benchmark_runs_the_graphs_own_nar_loop_and_reuses_scores():
+class OneSecondPerCall(TableScorer):
+    """A table scorer that takes one second (of ``clock``) per call, whatever the batch."""
+
+    def __init__(self, table, clock):
+        super().__init__(table)
+        self.clock = clock
+
+    def score(self, query, docs):
+        self.clock[0] += 1.0
+        return super().score(query, docs)
+
+
+def test_nar_stop_benchmark_runs_the_graphs_own_nar_loop_and_reuses_scores(monkeypatch):
+    from benchmarks import bench_nar_stop
     from benchmarks.bench_nar_stop import TimedScores, nar_graph
 
-    scorer = TimedScores(TableScorer(SCORES))
+    clock = [0.0]
+    monkeypatch.setattr(bench_nar_stop, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    scorer = TimedScores(OneSecondPerCall(SCORES, clock))
     res = resources(scripted_llm(lambda p: "", lambda q, i: ""), scorer, MemoryIndex(CORPUS, {SQ: RANKING}, GRAPH))
     graph = nar_graph()
     runs = {}
@@ -139,4 +156,6 @@ def test_nar_stop_benchmark_runs_the_graphs_own_nar_loop_and_reuses_scores():
     assert runs[1] == [["r1", "r2"], ["n1", "n2"], ["r3", "r4"]]  # as in the whole graph
     assert runs[0][:3] == runs[1] and sum(map(len, runs[0])) == len(CORPUS)
     assert sum(len(ids) for _, ids in scorer.scorer.calls) == len(CORPUS)  # the second run scored nothing new
-    assert scorer.seconds(SQ, ["r1", "n1"]) >= 0.0
+    # a batch's second is shared by its documents: r1 and n1 came in batches of two
+    assert scorer.seconds(SQ, ["r1", "n1"]) == pytest.approx(1.0)
+    assert scorer.seconds(SQ, list(CORPUS)) == pytest.approx(len(scorer.scorer.calls))
