@@ -223,6 +223,12 @@ class Configuration(_Checked):
         "candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.",
     )
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
+    requery: bool = Field(
+        False,
+        description="An uncertain hop (its answers fall into more than one semantic set) is retrieved again, once: a "
+        "fresh first stage for its sub-question with its candidate answers appended, NAR over the documents not "
+        "scored yet, and the hop answered again from both rounds' evidence.",
+    )
     grounded_answers: bool = Field(
         False,
         description="A hop's answer is a span copied from its own evidence (decoded under a grammar of the "

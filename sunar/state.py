@@ -69,6 +69,7 @@ class Hop(TypedDict):
     batches: list[Batch]
     samples: NotRequired[list[str]]  # [greedy answer, *sampled answers]
     candidates: NotRequired[list[Candidate]]  # their semantic sets, largest first (answer: the set's first member)
+    requery: NotRequired[str]  # the second first stage's query, when the hop was uncertain and retrieved again
 
 
 class Chain(TypedDict):
@@ -134,3 +135,5 @@ class SunarState(InputState, OutputState, total=False):
     batch: Batch  # B
     batches: list[Batch]  # this sub-question's batches so far
     weight: float  # the probability of the chain being followed (in ``hops``)
+    requery: str  # an uncertain hop's second first-stage query (its sub-question and candidates), "" otherwise
+    prior: dict[str, Any]  # while a hop is retrieved again: its first round's R+ ("scored") and "batches"

@@ -1,6 +1,7 @@
 """The SUNAR graphs: Algorithm 1 of the paper as an explicit LangGraph state machine.
 
     ask -> decompose --(follow-up sq_i)--> retrieve -> [NAR loop] -> answer_hop -> decompose ...
+    answer_hop --(uncertain, requery: once more with its candidates)--> retrieve
     decompose --(done)--> next_chain --(a chain branched off an uncertain hop waits)--> decompose ...
     next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> vote -> confidence -> respond
 
@@ -11,8 +12,9 @@
                         ``asu_batches`` is off
 
     answer_hop samples the hop's own answers (``hop_samples``); when they fall into several semantic
-    sets, the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the
-    chains' answers with the final one (``final_vote``).
+    sets, the hop is retrieved again once with its candidates (``requery``: answer_hop -> retrieve),
+    the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the chains'
+    answers with the final one (``final_vote``).
 
 Variants share the nodes and differ in structure:
   sunar         everything
@@ -74,11 +76,16 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: SUNAR's own per-question fields, cleared when a new question starts on a thread.
-FRESH = {"sub_question": "", "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None}
+FRESH = {"sub_question": "", "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}}
 
 
 def after_decompose(state: dict[str, Any]) -> str:
     return "retrieve" if state.get("sub_question") else "next_chain"
+
+
+def after_answer(state: dict[str, Any]) -> str:
+    """The next sub-question, or the same one retrieved again (an uncertain hop, ``requery``)."""
+    return "retrieve" if state.get("requery") else "decompose"
 
 
 def after_chain(state: dict[str, Any]) -> str:
@@ -134,7 +141,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_conditional_edges("update", nar_edge, ["select_batch", "answer_hop"])
     # ---------------------------------------------------------------------------------------
 
-    g.add_edge("answer_hop", "decompose")  # next sub-question
+    g.add_conditional_edges("answer_hop", after_answer, ["retrieve", "decompose"])  # next sub-question
     g.add_edge("gather", "final")
     g.add_edge("final", "vote")
     g.add_edge("vote", "confidence")
@@ -151,7 +158,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             return f"follow-up: {update['sub_question']}"
         return f"decomposition done{': ' + update['draft_answer'] if update.get('draft_answer') else ''}"
     if node == "retrieve":
-        return f"first stage: {len(update.get('ranking') or [])} documents"
+        again = f" again, for {state['requery']!r}" if state.get("requery") else ""
+        return f"first stage{again}: {len(update.get('ranking') or [])} documents"
     if node == "select_batch":
         scores = ", ".join(f"{x:.2f}" for x in batch.get("scores") or [])
         return f"batch from {batch.get('source')}: {len(batch.get('ids') or [])} documents scored [{scores}]"
@@ -161,6 +169,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"semantic sets: s = {len(batch.get('sets') or [])}"
     if node == "rescore":
         return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
+    if node == "answer_hop" and update.get("requery"):
+        return f"uncertain: retrieving again for {update['requery']!r}"
     if node == "answer_hop":
         hop = (update.get("hops") or [{}])[-1]
         line = f"intermediate answer: {hop.get('answer')} (from {len(hop.get('evidence') or [])} documents)"

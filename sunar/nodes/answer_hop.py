@@ -5,7 +5,10 @@ With hop sampling (``hop_samples`` m'), m' more answers are sampled from the sam
 m'+1 answers are clustered into semantic sets: the hop's candidates. The chain follows the largest
 set that names something; when the answers fall into more than one such set, the next largest ones
 (up to ``branch_width`` in all, within ``max_chains``) become chains of their own, waiting in
-``chains`` with their probability (the chain's so far times the set's share)."""
+``chains`` with their probability (the chain's so far times the set's share).
+
+With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
+``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence."""
 
 from __future__ import annotations
 
@@ -50,7 +53,8 @@ def make_answer_hop(sampling: bool = True) -> Any:
     def answer_hop(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         cfg = Configuration.from_runnable_config(config)
         res = resources(config)
-        scored = state.get("scored") or {}
+        prior = state.get("prior") or {}
+        scored = {**(prior.get("scored") or {}), **(state.get("scored") or {})}
         found = evidence_of(res.index.documents(top(scored, cfg.evidence)), scored)
         messages = answer_messages(state["sub_question"], found)
         schema = cfg.reply_schema(grounded_schema(found) if cfg.grounded_answers else SCHEMA)
@@ -62,13 +66,19 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 f"NAR stopped early for {state['sub_question']!r} after {len(scored)} of {cfg.budget} documents: "
                 f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"
             )
-        hop = Hop(question=state["sub_question"], answer=read_answer(str(reply.content)), evidence=found, batches=state.get("batches") or [])
+        hop = Hop(question=state["sub_question"], answer=read_answer(str(reply.content)), evidence=found, batches=[*(prior.get("batches") or []), *(state.get("batches") or [])])
         update: dict[str, Any] = {}
         if sampling and cfg.hop_samples:
             replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, max_tokens=tokens, schema=schema)
             answers = [hop["answer"], *(read_answer(str(r.content)) for r in replies)]
             hop["samples"] = answers
             hop["candidates"] = candidates_of(answers, semantic_sets(state["sub_question"], answers, res.nli))
+            named = [c["answer"] for c in hop["candidates"] if known(c["answer"])]
+            if cfg.requery and not prior and len(named) > 1:
+                query = " ".join([state["sub_question"], *named])
+                return {"requery": query, "notes": [f"{len(named)} candidate answers for {state['sub_question']!r}: retrieving again with them"]}
+            if prior:
+                hop["requery"] = state.get("requery", "")
             chains = list(state.get("chains") or [])
             follow, others = branches(hop["candidates"], cfg, 1 + len(chains))
             weight = float(state.get("weight", 1.0))
@@ -81,6 +91,6 @@ def make_answer_hop(sampling: bool = True) -> Any:
             if others:
                 update["chains"] = chains
                 notes.append(f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain")
-        return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "notes": notes}
+        return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "requery": "", "prior": {}, "notes": notes}
 
     return answer_hop

@@ -19,6 +19,7 @@ RANKINGS = {
     "Who directed Ronnie Rocket?": [("rr", 3.0)],
     "Where was David Lynch born?": [("dl", 3.0)],
     "Where was Mel Brooks born?": [("mb", 3.0)],
+    "Who directed Ronnie Rocket? David Lynch Mel Brooks": [("rr", 3.0), ("mb", 2.0)],  # retrieved again (requery)
 }
 SCORES = {"rr": 0.9, "dl": 0.8, "mb": 0.7}
 
@@ -73,6 +74,25 @@ def test_an_uncertain_hop_branches_and_each_chain_is_followed():
     assert out["chosen"] == 0 and out["answer"] == "Missoula"
     assert [s["question"] for s in out["reasoning_path"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
     assert any("each is followed as a chain" in n for n in out["notes"])
+
+
+def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
+    out, llm = run(requery=True, branch_width=2)
+    hop1 = out["hops"][0]
+    assert hop1["requery"] == "Who directed Ronnie Rocket? David Lynch Mel Brooks"
+    # the second first stage skips what the first round scored; the hop reads both rounds
+    assert [b["ids"] for b in hop1["batches"]] == [["rr"], ["mb"]]
+    assert [e["id"] for e in hop1["evidence"]] == ["rr", "mb"]
+    director = [c for c in llm.calls if c.endswith("Question: Who directed Ronnie Rocket?")]
+    assert len(director) == 2 * 3  # greedy + 2 samples, in each round; then it branches as before
+    assert [c["answer"] for c in out["chains"]] == ["Missoula", "Brooklyn"]
+    assert "requery" not in out["chains"][0]["hops"][1] and any("retrieving again" in n for n in out["notes"])
+
+
+def test_a_certain_hop_or_requery_off_retrieves_once():
+    for director, config in ((("David Lynch",) * 3, {"requery": True}), (("David Lynch", "David Lynch", "Mel Brooks"), {})):
+        out, _ = run(director=director, **config)
+        assert "requery" not in out["hops"][0] and len(out["hops"][0]["batches"]) == 1
 
 
 def test_the_best_supported_chain_is_chosen_for_the_final_step():
@@ -152,5 +172,7 @@ def test_the_stream_shows_candidates_and_chains():
     hop = {"question": "q", "answer": "David Lynch", "evidence": [], "candidates": [{"answer": "David Lynch", "share": 0.67}, {"answer": "Mel Brooks", "share": 0.33}]}
     assert "candidates: David Lynch (67%), Mel Brooks (33%)" in describe_step("answer_hop", {"hops": [hop]}, {})
     chains = [{"answer": "Missoula", "weight": 0.67}, {"answer": "Brooklyn", "weight": 0.33}]
+    assert describe_step("answer_hop", {"requery": "Who directed it? A B"}, {}) == "uncertain: retrieving again for 'Who directed it? A B'"
+    assert describe_step("retrieve", {"ranking": [("d", 1.0)]}, {"requery": "q A B"}) == "first stage again, for 'q A B': 1 documents"
     assert describe_step("next_chain", {"chains": chains, "chosen": 0}, {}) == "2 chains: Missoula (p = 0.67); Brooklyn (p = 0.33); chose 1"
     assert "Mel Brooks" in describe_step("next_chain", {"chains": chains[:1], "chosen": None, "hops": [{**hop, "answer": "Mel Brooks"}], "weight": 0.33}, {})
