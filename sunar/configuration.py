@@ -234,6 +234,11 @@ class Configuration(_Checked):
         description="A hop's answer is a span copied from its own evidence (decoded under a grammar of the "
         "evidence's names, dates and numbers, or 'unknown'), so the model cannot name what its documents do not.",
     )
+    grounded_final: bool = Field(
+        False,
+        description="MER's answer is copied, under a grammar, from the hops' answers, 'yes'/'no', the names in the "
+        "question or the spans of its evidence (or 'unknown'): a short answer, never a sentence.",
+    )
     final_vote: bool = Field(
         False,
         description="The final answer is voted on: MER's answer (one vote) and each chain's answer (its "

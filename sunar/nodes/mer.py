@@ -1,5 +1,7 @@
 """MER, the Meta Evidence Reasoner: one LLM call with the original question, the whole reasoning
-path and the gathered evidence; the reply is a rationale, then the answer (one JSON object)."""
+path and the gathered evidence; the reply is a rationale, then the answer (one JSON object). With
+``grounded_final``, the answer is decoded as one of the hops' answers, "yes", "no", a name in the
+question or a span of the evidence (:func:`sunar.prompts.spans.final_spans`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,17 @@ from langchain_core.runnables import RunnableConfig
 from sunar.configuration import Configuration
 from sunar.prompts import answer as short
 from sunar.prompts.answer import UNKNOWN
-from sunar.prompts.mer import SCHEMA, final_only_message, mer_messages, parse_final_only, parse_mer, rationale_of
+from sunar.prompts.mer import (
+    SCHEMA,
+    final_only_message,
+    grounded_schema,
+    mer_messages,
+    parse_final_only,
+    parse_mer,
+    rationale_of,
+)
+from sunar.prompts.spans import final_spans
+from sunar.prompts.structured import object_schema
 from sunar.resources import resources
 from sunar.usage import node
 
@@ -21,17 +33,19 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     path = [(h["question"], h["answer"]) for h in state.get("hops") or []]
     llm = resources(config).llm
-    messages = mer_messages(state["question"], path, state.get("evidence") or [])
-    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config, schema=cfg.reply_schema(SCHEMA)).content)
+    evidence = state.get("evidence") or []
+    messages = mer_messages(state["question"], path, evidence)
+    allowed = final_spans(state["question"], [a for _, a in path], evidence) if cfg.grounded_final else None
+    schema = grounded_schema(allowed) if allowed is not None else SCHEMA
+    reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config, schema=cfg.reply_schema(schema)).content)
     rationale, answer, well_formed = parse_mer(reply)
     if well_formed and answer != UNKNOWN:
         return {"answer": answer, "rationale": rationale}
     # No usable final answer (cut off by the token limit, the format forgotten, or nothing after
     # the marker while the rationale has one): ask for it once.
     follow_up = final_only_message(state["question"])
-    again = str(
-        llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config, schema=cfg.reply_schema(short.SCHEMA)).content
-    )
+    short_schema = short.SCHEMA if allowed is None else object_schema(answer=(*allowed, UNKNOWN))
+    again = str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config, schema=cfg.reply_schema(short_schema)).content)
     retried = parse_final_only(again)
     answer = retried if retried != UNKNOWN else answer
     rationale = rationale if well_formed else rationale_of(reply)

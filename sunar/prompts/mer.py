@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from sunar.prompts import answer
-from sunar.prompts.answer import clean_answer, documents_block
-from sunar.prompts.structured import as_reply, object_schema, read_object
+from sunar.prompts.answer import UNKNOWN, clean_answer, documents_block
+from sunar.prompts.structured import Schema, as_reply, object_schema, read_object
 
 SYSTEM = (
     "You check a chain of reasoning against evidence and give the final answer to a complex question. "
@@ -22,6 +22,11 @@ SYSTEM = (
 RATIONALE, FINAL_ANSWER = "[Answer]:", "[Final Answer]:"
 #: Rationale and answer stay within the cpu profile's 128 tokens.
 SCHEMA = object_schema(rationale=300, answer=80)
+
+
+def grounded_schema(allowed: Sequence[str]) -> Schema:
+    """:data:`SCHEMA` whose answer is one of ``allowed`` or "unknown" (``grounded_final``)."""
+    return object_schema(rationale=300, answer=(*allowed, UNKNOWN))
 
 #: Asked once more when MER's reply has no final answer (a small model often runs out of tokens
 #: or forgets the format while reasoning).

@@ -32,7 +32,8 @@ _SPACE = re.compile(r"\s+")
 #: Particles that join two names as often as they join one ("Paris in May", "Smith and Jones").
 _JOINS = re.compile(r"\s+(?:in|on|and|upon|am)\s+")
 #: Capitalised words that begin sentences and are no answer on their own.
-_STOP = frozenset(["The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "His", "Her", "Its", "This", "That", "These", "Those", "There", "After", "Before", "During", "When", "While", "From", "As", "By", "For", "With", "Since"])
+_STOP = frozenset(["The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "His", "Her", "Its", "This", "That", "These", "Those", "There", "After", "Before", "During", "When", "While", "From", "As", "By", "For", "With", "Since",
+                   "Who", "Whom", "Whose", "What", "Which", "Where", "When", "Why", "How", "Is", "Are", "Was", "Were", "Did", "Do", "Does"])
 
 
 def _tidy(span: str) -> str:
@@ -69,6 +70,16 @@ def spans(evidence: Sequence[dict]) -> list[str]:
         for span in [*_names(body), *(m.group(0) for m in _DATE.finditer(body)), *(m.group(0) for m in _NUMBER.finditer(body))]:
             found.setdefault(_tidy(span), None)
     return [s for s in found if s and len(s) <= SCHEMA["properties"]["answer"]["maxLength"]][:MOST_SPANS]
+
+
+def final_spans(question: str, answers: Sequence[str], evidence: Sequence[dict]) -> list[str]:
+    """What a grounded final answer may be: the hops' answers, "yes" and "no", the names in the
+    question (a comparison's answer is one of them), then the evidence's spans; once each, at most
+    :data:`MOST_SPANS`."""
+    limit = SCHEMA["properties"]["answer"]["maxLength"]
+    found = dict.fromkeys(_tidy(a) for a in [*answers, "yes", "no", *_names(question)] if a and a != UNKNOWN and len(a) <= limit)
+    found.update(dict.fromkeys(spans(evidence)))
+    return [s for s in found if s][:MOST_SPANS]
 
 
 def grounded_schema(evidence: Sequence[dict]) -> Schema:

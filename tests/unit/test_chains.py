@@ -7,7 +7,7 @@ from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.next_chain import choose, support
 from sunar.nodes.vote import tally
-from sunar.prompts.spans import grounded_schema, spans
+from sunar.prompts.spans import final_spans, grounded_schema, spans
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
 CORPUS = docs(
@@ -155,6 +155,19 @@ def test_grounded_answers_are_decoded_under_the_evidence_spans():
     enums = [s["properties"]["answer"]["enum"] for s in llm.schemas if s and "enum" in s.get("properties", {}).get("answer", {})]
     assert enums, "no hop answer was asked under a grounded schema"
     assert "Missoula, Montana" in enums[-1] and "January 20, 1946" in enums[-1] and enums[-1][-1] == "unknown"
+
+
+def test_a_grounded_final_answer_is_one_of_the_hops_answers_the_questions_names_or_the_evidence_spans():
+    out, llm = run(grounded_final=True)
+    mer = [s for s in llm.schemas if s and "rationale" in s.get("properties", {})]
+    assert mer, "MER was not asked under a schema"
+    allowed = mer[-1]["properties"]["answer"]["enum"]
+    assert allowed[:5] == ["David Lynch", "Missoula", "yes", "no", "Ronnie Rocket"]  # hop answers, yes/no, the question's names
+    assert "Missoula, Montana" in allowed and "Brooklyn" not in allowed and allowed[-1] == "unknown"
+    assert mer[-1]["properties"]["rationale"]["maxLength"] == 300
+    out, llm = run()
+    assert all("enum" not in s["properties"]["answer"] for s in llm.schemas if s and "rationale" in s.get("properties", {}))
+    assert final_spans("Is A taller than B?", ["unknown", "x" * 200], []) == ["yes", "no", "B"]  # "Is" and "A" begin sentences
 
 
 def test_spans_of_the_evidence():
