@@ -1,0 +1,133 @@
+"""The tables of benchmarks/RESULTS.md (benchmarks/results_tables.py) on a tiny synthetic run:
+recomputed answer and evidence metrics, the two kinds of seconds, the sign test against a base
+variant, and where the time goes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from benchmarks.results_tables import (
+    answers_table,
+    main,
+    node_table,
+    read_records,
+    run_date,
+    signals_table,
+    summarise,
+    time_table,
+)
+
+GOLD = {
+    "q1": ("musique", ["Paris"], ["a", "b"]),
+    "q2": ("musique", ["1875"], ["c", "d"]),
+    "q3": ("2wiki", ["John Smith"], ["e", "f"]),
+    "q4": ("2wiki", ["Rome"], ["g", "h"]),
+}
+# (answer, evidence ids, confidence) per question
+SELF_ASK = {"q1": ("Paris", ["a", "x"], 0.9), "q2": ("1876", [], 0.2), "q3": ("Smith", [], 0.5), "q4": ("Milan", [], 0.1)}
+SUNAR = {"q1": ("Paris, France", ["a", "b"], 0.8), "q2": ("1875", ["c"], 0.7), "q3": ("John Smith", ["e", "f"], 0.6), "q4": ("Milan", [], 0.3)}
+
+
+def record(qid: str, variant: str, answer: str, evidence: list[str], confidence: float, wall: float, total: float, calls: int, cached: int) -> dict:
+    dataset, gold, supporting = GOLD[qid]
+    return {
+        "id": qid, "dataset": dataset, "variant": variant, "question": f"question {qid}", "gold": gold, "answer": answer,
+        "confidence": confidence, "signals": {"agreement": confidence, "semantic_entropy": 1 - confidence},
+        "evidence_ids": evidence, "supporting_ids": supporting, "llm_calls": calls, "loglik_calls": 0, "cached_calls": cached,
+        "wall_seconds": wall, "time": {"total": total, "llm": total - 1.0, "nli": 0.5, "scoring": 0.5, "rest": 0.0},
+        "node_seconds": {"decompose": wall * 0.6, "select_batch": wall * 0.4 - 0.01, "tiny": 0.01},
+        # stored metrics that disagree on purpose: the tables must recompute them
+        "metrics": {"cover_em": 1.0, "em": 1.0, "f1": 1.0, "recall@10": 1.0},
+    }
+
+
+@pytest.fixture
+def records(tmp_path):
+    rows = [record(q, "self_ask", *SELF_ASK[q], wall=2.0, total=4.0, calls=4, cached=2) for q in GOLD]
+    rows += [record(q, "sunar", *SUNAR[q], wall=10.0, total=12.0, calls=10, cached=1) for q in GOLD]
+    run = tmp_path / "dev4-run"
+    run.mkdir()
+    with gzip.open(run / "predictions.jsonl.gz", "wt") as f:
+        f.write("\n".join(json.dumps(r) for r in rows) + "\n")
+    return run
+
+
+def test_read_records_reads_the_compressed_predictions_and_prefers_the_plain_file(records):
+    assert len(read_records(records)) == 8
+    (records / "predictions.jsonl").write_text(json.dumps(read_records(records)[0]) + "\n")
+    assert len(read_records(records)) == 1
+
+
+def test_summarise_recomputes_the_metrics_from_the_answers(records):
+    s = summarise(read_records(records), "sunar", base="self_ask")
+    assert s["n"] == 4 and s["right"] == 3
+    assert s["right_by_dataset"] == {"musique": 2, "2wiki": 1}
+    assert s["cover_em"] == pytest.approx(0.75)
+    assert s["em"] == pytest.approx(0.5)  # "Paris, France" covers Paris but is not an exact match
+    assert s["f1"] == pytest.approx((2 / 3 + 1 + 1 + 0) / 4)
+    assert s["recall@10"] == pytest.approx((1 + 0.5 + 1 + 0) / 4)
+    assert s["recall@10_by_dataset"] == {"musique": pytest.approx(0.75), "2wiki": pytest.approx(0.5)}
+    assert s["wall_seconds"] == pytest.approx(10.0) and s["recorded_seconds"] == pytest.approx(12.0)
+    # against self_ask: right on q2 and q3 where it was wrong, never the reverse: p = 2 * 0.5^2
+    assert (s["wins"], s["losses"], s["p"]) == (2, 0, pytest.approx(0.5))
+    assert s["recorded_ratio"] == pytest.approx(3.0) and s["wall_ratio"] == pytest.approx(5.0)
+    assert s["answers_differ"] == 3 and s["evidence_differ"] == 3
+
+    base = summarise(read_records(records), "self_ask")
+    assert (base["right"], base["em"], base["recall@10"]) == (1, 0.25, pytest.approx(0.125))
+    assert base["f1"] == pytest.approx((1 + 0 + 2 / 3 + 0) / 4)
+    assert "wins" not in base
+
+
+def test_answers_table_rows(records):
+    text = answers_table(read_records(records), ["sunar", "self_ask"], differ=True)
+    lines = text.splitlines()
+    assert "wall s / q" in lines[0] and "recorded s / q" in lines[0] and "likelihood calls" not in lines[0]
+    assert lines[2] == "| `sunar` | 4 | 2 / 1 / **3** | 0.750 | 0.500 | 0.667 | 0.625 | 10.0 | 1.0 | 10.0 | 12.0 | 3.0x | 2 / 0 (p = 0.50) | 3 / 3 |"
+    assert lines[3] == "| `self_ask` | 4 | 1 / 0 / **1** | 0.250 | 0.250 | 0.417 | 0.125 | 4.0 | 2.0 | 2.0 | 4.0 | 1.0x | - | - |"
+    # without the base in the run, no comparison columns
+    assert "sign test" not in answers_table(read_records(records), ["sunar"], base="rag")
+
+
+def test_parse_fallbacks_get_a_column_only_where_there_are_some(records):
+    rows = read_records(records)
+    rows[4]["parse_fallbacks"] = 1  # sunar's q1
+    lines = answers_table(rows, ["sunar", "self_ask"]).splitlines()
+    assert lines[0].split(" | ")[8] == "parse fall-backs"
+    assert lines[2].split(" | ")[8] == "0.25" and lines[3].split(" | ")[8] == "0.00"
+
+
+def test_a_failed_question_counts_as_wrong_but_not_in_the_cost(records):
+    rows = read_records(records)
+    rows[4] |= {"error": "boom", "wall_seconds": 1000.0}  # sunar's q1
+    s = summarise(rows, "sunar")
+    assert (s["n"], s["errors"], s["right"], s["wall_seconds"]) == (4, 1, 2, pytest.approx(10.0))
+
+
+def test_time_and_node_tables(records):
+    rows = read_records(records)
+    assert time_table(rows, ["sunar"]).splitlines()[2] == "| `sunar` | 10.0 | 12.0 | 11.0 | 0.5 | 0.5 | 0.0 | 92% |"
+    nodes = node_table(rows, "sunar").splitlines()
+    assert nodes[2] == "| `decompose` | 6.00 | 60% |"
+    assert nodes[3] == "| `select_batch` | 3.99 | 40% |"
+    assert nodes[4] == "| other nodes | 0.01 | 0% |"
+    assert nodes[5] == "| **all (wall)** | **10.00** | 100% |"
+
+
+def test_signals_table_ranks_right_above_wrong(records):
+    rows = [r for r in read_records(records) if r["variant"] == "sunar"]
+    text = signals_table([("run", rows)], ["agreement", "semantic_entropy"], combined=False)
+    # right answers have confidence 0.8, 0.7, 0.6 and the wrong one 0.3: AUROC 1
+    assert "| answers (right) | 4 (3) |" in text
+    assert "| the confidence shown (`agreement`) | 1.00 |" in text
+    assert "| `semantic_entropy` | 1.00 |" in text
+
+
+def test_the_run_date_of_an_uncommitted_folder_and_the_command_line(records, tmp_path, capsys):
+    assert run_date(records) == "not committed"
+    assert main(["--results", str(tmp_path), "--run", records.name]) == 0
+    out = capsys.readouterr().out
+    assert "| `sunar` | 4 | 2 / 1 / **3** |" in out
