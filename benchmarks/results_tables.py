@@ -483,6 +483,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     dev63, dev24, json20 = "dev63-calibration-qwen1.5b-cpu", "dev24-signals-m10-qwen1.5b-cpu", "dev20-json-selfask-qwen1.5b-cpu"
     text20, old100 = "dev20-structured-qwen1.5b-cpu", "dev100-qwen1.5b-cpu"
     sunar4 = ["sunar", "sunar_no_asu", "sunar_r", "self_ask"]
+    acts, acts_a = "dev41-acts-qwen1.5b-cpu", "sunar+asu_batches=false+hop_samples=3+branch_width=2+demonstrations=2"
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(dev100)}", lambda: answers_table(run(dev100), sunar4)),
         (f"Held-out questions, dev 101-200: {where(dev200)}", lambda: answers_table(run(dev200), base=None)),
@@ -495,6 +496,12 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Ablations, dev 1-40: {where(abl)}", lambda: answers_table(run(abl), base="sunar", differ=True)),
         (f"Ablations on dev 1-100: {where(dev100)}",
          lambda: answers_table(run(dev100), ["sunar", "sunar_no_asu", "sunar+first_stage=bm25"], base="sunar", differ=True)),
+        (f"Uncertainty that acts, against Self-Ask: {where(acts)}", lambda: answers_table(run(acts))),
+        (f"Uncertainty that acts, against Self-Ask with the same demonstrations: {where(acts)}",
+         lambda: answers_table(run(acts), [v for v in variants_of(run(acts)) if v != "self_ask"], base="self_ask+demonstrations=2")),
+        (f"Uncertainty that acts, each switch against SUNAR with hop sampling and branching: {where(acts)}",
+         lambda: answers_table(run(acts), [v for v in variants_of(run(acts)) if v.startswith(acts_a)], base=acts_a, differ=True)),
+        (f"Wall seconds by node, SUNAR with hop sampling and branching: {where(acts)}", lambda: node_table(run(acts), acts_a)),
         (f"Evidence recall by dataset: {where(dev100)}, {where(base40)}, {where(pools)}",
          lambda: retrieval_table([(dev100, run(dev100), ["sunar", "self_ask", "sunar+first_stage=bm25"]),
                                   (base40, run(base40), ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]),
