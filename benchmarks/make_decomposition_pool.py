@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from sunar.evals.run import interleave
 from sunar.evals.data import read_questions
+from sunar.evals.run import interleave
 from sunar.prompts.demonstrations import SHIPPED_POOL, pool_records
 
 

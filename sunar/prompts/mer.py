@@ -28,6 +28,7 @@ def grounded_schema(allowed: Sequence[str]) -> Schema:
     """:data:`SCHEMA` whose answer is one of ``allowed`` or "unknown" (``grounded_final``)."""
     return object_schema(rationale=300, answer=(*allowed, UNKNOWN))
 
+
 #: Asked once more when MER's reply has no final answer (a small model often runs out of tokens
 #: or forgets the format while reasoning).
 #: The question is repeated: without it, a 1.5B model often named the bridge entity it had just
