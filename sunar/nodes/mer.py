@@ -22,8 +22,7 @@ from sunar.prompts.mer import (
     parse_mer,
     rationale_of,
 )
-from sunar.prompts.spans import final_spans
-from sunar.prompts.structured import object_schema
+from sunar.prompts.spans import choice_schema, final_spans
 from sunar.resources import resources
 from sunar.usage import node
 
@@ -44,7 +43,7 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     # No usable final answer (cut off by the token limit, the format forgotten, or nothing after
     # the marker while the rationale has one): ask for it once.
     follow_up = final_only_message(state["question"])
-    short_schema = short.SCHEMA if allowed is None else object_schema(answer=(*allowed, UNKNOWN))
+    short_schema = short.SCHEMA if allowed is None else choice_schema(allowed)
     again = str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config, schema=cfg.reply_schema(short_schema)).content)
     retried = parse_final_only(again)
     answer = retried if retried != UNKNOWN else answer

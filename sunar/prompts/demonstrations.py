@@ -110,6 +110,7 @@ def pool_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def shape(question: str) -> frozenset[str]:
     """The question's words without its names, titles and numbers."""
     return frozenset(normalize_answer(_NAMES.sub(" ", question[:1].lower() + question[1:])).split())

@@ -82,7 +82,12 @@ def final_spans(question: str, answers: Sequence[str], evidence: Sequence[dict])
     return [s for s in found if s][:MOST_SPANS]
 
 
-def grounded_schema(evidence: Sequence[dict]) -> Schema:
+def choice_schema(allowed: Sequence[str]) -> Schema:
     """The short-answer format (:data:`sunar.prompts.answer.SCHEMA`'s field) whose answer is one of
-    the evidence's spans, or "unknown"."""
-    return object_schema(answer=(*spans(evidence), UNKNOWN))
+    ``allowed``, or "unknown"."""
+    return object_schema(answer=(*allowed, UNKNOWN))
+
+
+def grounded_schema(evidence: Sequence[dict]) -> Schema:
+    """:func:`choice_schema` of the evidence's spans."""
+    return choice_schema(spans(evidence))

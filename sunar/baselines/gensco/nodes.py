@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from sunar.baselines.gensco import prompts
 from sunar.baselines.gensco.prompts import ANSWER_SCHEMA, SCHEMA, parse_next, read_final
 from sunar.configuration import Configuration
-from sunar.prompts.answer import UNKNOWN
+from sunar.prompts.answer import SHORT_TOKENS, UNKNOWN
 from sunar.resources import resources
 from sunar.state import Batch, Evidence, Hop
 from sunar.stores.corpus import Document
@@ -156,7 +156,7 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     llm = resources(config).llm
     messages = prompts.answer_messages(state["question"], state.get("evidence") or [])
-    limit, schema = min(cfg.max_tokens, 48), cfg.reply_schema(ANSWER_SCHEMA)
+    limit, schema = min(cfg.max_tokens, SHORT_TOKENS), cfg.reply_schema(ANSWER_SCHEMA)
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=limit, config=config, schema=schema).content)
     if found := read_final(reply):
         return {"answer": found}
