@@ -7,7 +7,6 @@ import contextlib
 import io
 import json
 import logging
-import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -82,16 +81,13 @@ def cmd_models(args: argparse.Namespace) -> int:
     for name in CACHED_NLI_CANDIDATES:
         row(f"hf:{name}", "cached" if hf_cached(name) else "not in the Hugging Face cache")
     row("llm (the LLM as judge)", "ready")
-    print("Calibration (when to stand behind an answer)")
+    print("Calibration (the probability that an answer is right)")
     llm = resolve_llm(args.llm)[0]
-    shipped = trust.load("auto", llm)
+    shipped = [c for c in trust.candidates("auto") if c.get("llm") == llm]
+    for calibration in shipped:
+        row(f"{trust.graph_of(calibration)} with {llm}", f"{calibration['path']} ({trust.describe(calibration)}; applies on its corpus and settings)")
     if not shipped:
-        state = "none fitted (answers are shown with their confidence only; fit one with: sunar calibrate)"
-    elif math.isinf(shipped["threshold"]):
-        state = f"{shipped['path']}: no answer of this model kept its promise (at most {shipped['alpha']:.0%} wrong) on the dev data: every answer is a best guess"
-    else:
-        state = f"{shipped['path']}: {shipped['promise']}"
-    row(f"auto for {llm}", state)
+        row(f"auto for {llm}", "none shipped (the agreement of sampled answers is shown instead; fit one with: sunar calibrate)")
     print("auto would use")
     for label, (spec, why) in (
         ("llm", resolve_llm(args.llm)),
@@ -141,11 +137,10 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_result(record: dict[str, Any]) -> None:
-    print(f"Answer: {record['answer']}   (confidence {record['confidence']:.0%})")
-    if record["abstained"]:
-        from sunar.nodes.respond import best_guess
+    from sunar.nodes.respond import confidence_lines
 
-        print(best_guess(record["why"]))
+    said = confidence_lines(record["answer"], record["confidence"], record["trust"], record["abstained"], record["why"], record["confidence_basis"])
+    print("\n".join(["Answer: " + said[0], *[line for line in said[1:] if line]]))
     if record["rationale"]:
         print(f"Rationale: {record['rationale']}")
     if record["reasoning_path"]:
@@ -247,24 +242,26 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"{checked['answered']} ({checked['coverage']:.0%}), {checked['accuracy_answered']:.0%} right "
             f"(error rate at most {checked['error_bound']:.0%} at the calibration's confidence)"
         )
-        auroc = checked["auroc"]
+        auroc, interval = checked["auroc"], checked["auroc_95"]
         print(
             f"{checked['n']} answers of {args.variant} in {args.run[0]}"
             f"{f' ({left} left out: the calibration was fitted on them)' if (left := checked['left_out']) else ''}, "
-            f"{checked['accuracy']:.0%} right; AUROC of the trust {'-' if auroc is None else f'{auroc:.2f}'}; "
+            f"{checked['accuracy']:.0%} right; AUROC of the trust {'-' if auroc is None else f'{auroc:.2f}'}"
+            f"{f' (95% {interval[0]:.2f}-{interval[1]:.2f})' if interval else ''}, ECE {checked['ece']:.2f}; "
             f"accuracy of the most trusted 25/50/75%: {at}; its threshold answers {answered}"
         )
         return 0
-    fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights)
+    fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights, probe=args.probe)
     out = Path(args.out or Path(args.run[0]) / f"calibration-{args.variant}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(fitted, indent=2) + "\n")
-    answered = "nothing (no threshold passed; calibrate on more questions)" if fitted["coverage"] == 0 else (
-        f"{fitted['coverage']:.0%} of them, {fitted['accuracy_answered']:.0%} right"
+    level = "no trust level kept that promise on these answers (calibrate on more questions)" if fitted["coverage"] == 0 else (
+        f"trust >= {fitted['threshold']:.3f} answers {fitted['coverage']:.0%} of them, {fitted['accuracy_answered']:.0%} right: "
+        f"to answer only there, add --set min_trust={fitted['threshold']:.3f}"
     )
     print(
-        f"fitted on {fitted['fitted_on']} answers, threshold on {fitted['n']} others: trust >= {fitted['threshold']:.3f} is answered; "
-        f"on those {fitted['n']} it answers {answered}; held-out AUROC {fitted['auroc_held_out'] or float('nan'):.2f}"
+        f"fitted on {fitted['fitted_on']} answers ({fitted['mapping']['kind']} map); cross-fitted AUROC "
+        f"{fitted['auroc_held_out'] or float('nan'):.2f}, ECE {fitted['ece_held_out']:.2f}; {level}"
     )
     print(f"promise: {fitted['promise']}")
     print(f"wrote {out}; use it with: sunar ask ... --set calibration={out}")
@@ -336,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(p)
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("calibrate", help="fit when to stand behind an answer, from an evaluation run (split conformal, error rate alpha)")
+    p = sub.add_parser("calibrate", help="fit the probability that an answer is right, from labelled evaluation runs (and the trust level for error rate alpha)")
     p.add_argument(
         "--run", required=True, action="append",
         help="an evaluation's output directory (sunar eval --out DIR); repeat to pool runs of one model and corpus",
@@ -348,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--weights", choices=("equal", "fitted"), default="equal",
         help="combine the signals with equal weights (default; robust with tens of answers) or a weight fitted per signal",
     )
+    p.add_argument("--probe", action="store_true", help="also train a probe on the LLM's hidden state (embedded models; reads each answer once)")
     p.add_argument("--out", default="", help="calibration file to write (default: RUN/calibration-VARIANT.json)")
     p.add_argument("--check", default="", metavar="FILE", help="fit nothing: score this calibration file on the run's answers it was not fitted on")
     p.set_defaults(func=cmd_calibrate)

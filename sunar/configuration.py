@@ -342,9 +342,18 @@ class Configuration(_Checked):
     )
     calibration: str = Field(
         "auto",
-        description="When to stand behind an answer: a calibration file from 'sunar calibrate' (answers whose "
-        "combined trust is below its threshold are given as a best guess, with the reason), 'auto' (the "
-        "calibration shipped for the LLM, if any), or 'off'. Served graphs: SUNAR_CALIBRATION in the server's environment.",
+        description="How the confidence shown becomes a probability that the answer is right: a calibration file "
+        "from 'sunar calibrate', 'auto' (a shipped one fitted for this graph, LLM, settings and corpus, if any), "
+        "or 'off'. Where none applies, the answer says why and shows the sampled answers' agreement instead. "
+        "Served graphs: SUNAR_CALIBRATION in the server's environment.",
+    )
+    min_trust: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="Selective answering: below this calibrated probability of being right, the reply is "
+        "'I don't know', with the best guess and why (0: always answer). 'sunar calibrate' prints the level "
+        "that kept at most alpha of its answers wrong.",
     )
     llm_cache: str = Field(
         "",

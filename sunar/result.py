@@ -13,6 +13,7 @@ def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
         "variant": variant,
         "answer": str(out.get("answer") or ""),
         "confidence": out.get("confidence", 0.0),
+        "confidence_basis": out.get("confidence_basis") or "",
         "trust": out.get("trust"),
         "abstained": bool(out.get("abstained")),
         "why": out.get("why") or "",

@@ -108,15 +108,16 @@ class OutputState(TypedDict, total=False):
     question: str
     messages: Annotated[list[AnyMessage], add_messages]
     answer: str
-    confidence: float
+    confidence: float  # the number shown: the calibrated trust, or (not calibrated) the samples' agreement
+    confidence_basis: str  # what that number is: the calibration it comes from, or why none applies
     reasoning_path: list[dict[str, str]]  # [{"question": sq_i, "answer": sa_i}, ...]
     evidence: list[Evidence]
     rationale: str
     hops: list[Hop]
     signals: dict[str, Any]  # the evidence of trust in the answer (sunar.signals), beside confidence
     trust: float | None  # the signals combined: the probability the answer is right (with a calibration)
-    abstained: bool  # the trust is below the calibration's threshold: the answer is only a best guess
-    why: str  # what pulls the trust down most, when abstained
+    abstained: bool  # the trust is below min_trust: "I don't know", the answer only a best guess
+    why: str  # what pulls the trust down most (when below one half or abstained)
     chains: list[Chain]  # chains branched off uncertain hops: open ones wait, done ones have ended
     chosen: int | None  # the done chain the final step read (None while chains are followed)
     usage: Annotated[dict[str, Any], merge_usage]

@@ -15,8 +15,11 @@ def describe_common(node: str, update: dict[str, Any]) -> str | None:
     if node in ("final", "answer", "finish") and "answer" in update:
         return f"final answer: {update.get('answer')}"
     if node == "confidence":
-        verdict = f"; a best guess: {update.get('why')}" if update.get("abstained") else ""
-        return f"confidence: {update.get('confidence', 0):.0%}{verdict}"
+        if update.get("trust") is None:
+            shown = f"sampled answers agreeing: {update.get('confidence', 0):.0%} ({update.get('confidence_basis', 'not calibrated')})"
+        else:
+            shown = f"confidence: {update['trust']:.0%} that the answer is right"
+        return shown + (f"; I don't know, a best guess: {update.get('why')}" if update.get("abstained") else "")
     return None
 
 

@@ -1,18 +1,21 @@
 """Whether the product stands behind an answer: the signals of :mod:`sunar.signals` combined into
-one score (the probability that the answer is right), and, with a calibration fitted by
-``sunar calibrate``, a threshold below which the answer is given only as a best guess.
+one number, the probability that the answer is right, by a calibration fitted on labelled runs
+(``sunar calibrate``).
 
-A calibration file records the LLM it was fitted for and the data (corpus and questions) it was
-fitted on, the combination (standardised signals with equal weights, or a weight fitted per
-signal, made a probability by an L2-regularised logistic regression) and the threshold with its promise: among the answers given, at most ``alpha`` wrong with
-probability 1 - ``delta``, for questions like the ones it was fitted on.
+A calibration file records what it was fitted on: the graph, the LLM, the settings that change
+answers and the corpus's fingerprint; it is used only where all four match (:func:`choose`),
+otherwise the answer says why none applies. It holds the combination (standardised signals with
+equal weights, or a weight fitted per signal, made a probability by an L2-regularised logistic
+regression: Platt), the map from that score to a probability (the logistic itself, or isotonic
+when that held out better), optionally a probe on the LLM's hidden state (:mod:`sunar.evals.probe`),
+and the trust level that keeps at most ``alpha`` of the answers given wrong on the questions it
+was fitted on (a recommendation for the ``min_trust`` setting: answer only above it).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +26,14 @@ from sunar.errors import SunarError
 #: Every signal of trust an eval report rates, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
-    "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob",
+    "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob", "probe",
 )
-#: The signals the combined score uses: the final samples' agreement and semantic entropy, the
-#: weakest hop's agreement and whether the chain stalled. The others are measured beside them in
-#: every eval report, but on the dev data each is near chance alone and adding them makes the
-#: cross-validated combination worse (benchmarks/RESULTS.md, "Confidence and calibration").
-COMBINED: tuple[str, ...] = ("agreement", "semantic_entropy", "hop_agreement", "chain_broken")
+#: The signals the combined score uses: those whose AUROC alone was at least 0.55 on sunar's
+#: answers to dev questions 1-100 (the final samples' agreement, their semantic entropy and number
+#: of sets, and whether the reasoning chain's own answer agrees with the final one). The others are
+#: measured beside them in every eval report; there each was near chance or inverted
+#: (benchmarks/RESULTS.md, "Confidence and calibration").
+COMBINED: tuple[str, ...] = ("agreement", "semantic_entropy", "sets", "chain_agrees")
 #: Signals where a higher value means less trust (negated).
 DISTRUST = frozenset({"semantic_entropy", "sets", "chain_broken", "unknown", "fallback"})
 #: What a signal that pulls the score down says to a user.
@@ -46,7 +50,20 @@ REASONS = {
     "unknown": "no answer was found",
     "fallback": "the final reasoning broke its format",
     "answer_logprob": "the model finds the answer unlikely given its evidence",
+    "probe": "the model's own hidden state reads like its wrong answers",
 }
+#: Configuration fields that do not change which answer is given (where models and indexes are
+#: served or cached, how trust is shown); a calibration must match every other field.
+NOT_ANSWERS = frozenset({"profile", "openai_base_url", "chroma_url", "index_dir", "llm_cache", "calibration", "min_trust"})
+#: Fields that only one family of graphs reads (by name prefix); other graphs' calibrations ignore them.
+OWN_FIELDS: dict[str, tuple[str, ...]] = {"gensco": ("gensco_", "likelihood_llm"), "ra_isf": ("ra_isf_", "relevance_threshold")}
+
+
+def changes_answers(graph: str, name: str) -> bool:
+    """Whether the configuration field ``name`` can change the answers of ``graph``."""
+    if name in NOT_ANSWERS:
+        return False
+    return all(graph.startswith(family) or not name.startswith(prefixes) for family, prefixes in OWN_FIELDS.items())
 #: Shipped calibrations (fitted on the shared multi-hop dev data), by file name.
 SHIPPED = Path(__file__).parent / "data" / "calibration"
 
@@ -126,6 +143,14 @@ def predict(model: dict[str, Any], x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-(model["intercept"] + contributions(model, x).sum(axis=1))))
 
 
+def read(path: str | Path) -> dict[str, Any]:
+    """A calibration file, checked (a one-line error that says what to do when it is not one)."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise SunarError(f"calibration file not found: {path}; fit one with: sunar calibrate --run DIR --out {path}")
+    return {**_read(str(path), path.stat().st_mtime), "path": str(path)}
+
+
 @functools.lru_cache(maxsize=16)
 def _read(path: str, modified: float) -> dict[str, Any]:
     try:
@@ -138,46 +163,118 @@ def _read(path: str, modified: float) -> dict[str, Any]:
     return data
 
 
-def load(spec: str, llm: str) -> dict[str, Any] | None:
-    """The calibration to use: ``spec`` "" or "off" none, "auto" the shipped one fitted for
-    ``llm`` (if any), else the file it names (which must be fitted for ``llm``)."""
+def candidates(spec: str) -> list[dict[str, Any]]:
+    """The calibrations ``spec`` allows: none ("" or "off"), every shipped one ("auto"), or the file it names."""
     if spec in ("", "off"):
-        return None
+        return []
     if spec == "auto":
-        shipped = sorted(SHIPPED.glob("*.json")) if SHIPPED.is_dir() else []
-        for path in shipped:
-            data = _read(str(path), path.stat().st_mtime)
-            if data.get("llm") == llm:
-                return {**data, "path": str(path)}
-        return None
-    path = Path(spec).expanduser()
-    if not path.is_file():
-        raise SunarError(f"calibration file not found: {path}; fit one with: sunar calibrate --run DIR --out {path}")
-    data = _read(str(path), path.stat().st_mtime)
-    if data.get("llm") != llm:
-        raise SunarError(f"{path} was fitted for {data.get('llm')}, not {llm}; fit one for this model with: sunar calibrate")
-    return {**data, "path": str(path)}
+        return [read(path) for path in sorted(SHIPPED.glob("*.json"))] if SHIPPED.is_dir() else []
+    return [read(spec)]
 
 
-def judge(signals: dict[str, Any], calibration: dict[str, Any]) -> dict[str, Any]:
-    """The combined score of an answer's signals, whether it clears the calibration's threshold,
-    and, when it does not, what pulls it down most (in words)."""
+def graph_of(calibration: dict[str, Any]) -> str:
+    """The graph a calibration was fitted for (its variant's name before any ``+field=value``)."""
+    return str(calibration.get("graph") or calibration.get("variant") or "").partition("+")[0]
+
+
+def fitted_settings(calibration: dict[str, Any]) -> dict[str, Any]:
+    """Every configuration field as it was when the calibration's runs were made (a field the
+    runs did not record, as a newer switch, at its default)."""
+    from sunar.configuration import Configuration
+
+    recorded = calibration.get("configuration") or {}
+    return Configuration.resolve({k: v for k, v in recorded.items() if k in Configuration.model_fields}).values()
+
+
+def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], corpus: str | None) -> str:
+    """Why ``calibration`` does not apply to a run of ``graph`` with these configuration values on
+    the corpus of this fingerprint ("" when it applies)."""
+    if graph_of(calibration) != graph:
+        return f"the calibration {calibration['path']} was fitted for the {graph_of(calibration)} graph"
+    if calibration.get("llm") != values.get("llm"):
+        return f"the calibration {calibration['path']} was fitted for {calibration.get('llm')}, not {values.get('llm')}"
+    fitted_on = (calibration.get("corpus") or {}).get("sha256")
+    if not corpus or corpus != fitted_on:
+        return f"the calibration {calibration['path']} was fitted on another corpus ({(calibration.get('corpus') or {}).get('file')})"
+    expected = fitted_settings(calibration)
+    changed = [k for k in values if changes_answers(graph, k) and k != "llm" and k in expected and expected[k] != values[k]]
+    if changed:
+        said = ", ".join(f"{k}={values[k]} (fitted with {expected[k]})" for k in changed[:3])
+        return f"the calibration {calibration['path']} was fitted with other settings: {said}"
+    return ""
+
+
+def choose(spec: str, graph: str, values: dict[str, Any], corpus: str | None) -> tuple[dict[str, Any] | None, str]:
+    """(the calibration to use, "") or (None, why none applies, in words a user can act on)."""
+    found = candidates(spec)
+    reasons = []
+    for calibration in found:
+        reason = mismatch(calibration, graph, values, corpus)
+        if not reason:
+            return calibration, ""
+        reasons.append((graph_of(calibration) == graph and calibration.get("llm") == values.get("llm"), reason))
+    fit = f"fit one with: sunar calibrate --run DIR --variant {graph}"
+    if spec in ("", "off"):
+        return None, "calibration is off"
+    close = [reason for same, reason in reasons if same]
+    if close:
+        return None, f"{close[0]}; {fit}"
+    if spec != "auto":
+        return None, f"{reasons[0][1]}; {fit}"
+    return None, f"none is shipped for the {graph} graph with {values.get('llm')}; {fit}"
+
+
+def describe(calibration: dict[str, Any]) -> str:
+    """What a calibration was fitted on, in a few words."""
+    n = len(calibration.get("ids") or ()) or calibration.get("n")
+    return f"fitted on {n} labelled answers of {graph_of(calibration)} with {calibration.get('llm')}"
+
+
+def probability(calibration: dict[str, Any], x: np.ndarray) -> np.ndarray:
+    """The calibrated probability that each answer is right: the combination's logistic score,
+    mapped by the calibration's isotonic fit when it has one."""
+    p = predict(calibration["model"], x)
+    mapping = calibration.get("mapping") or {"kind": "platt"}
+    if mapping["kind"] == "isotonic":
+        p = np.interp(p, mapping["x"], mapping["y"])
+    return p
+
+
+def judge(signals: dict[str, Any], calibration: dict[str, Any], min_trust: float = 0.0) -> dict[str, Any]:
+    """The probability that the answer is right, whether it is below ``min_trust`` (then the
+    product says it does not know and gives the answer only as its best guess) and, when the
+    probability is below one half or the answer is withheld, what pulls it down most (in words)."""
     features, model = tuple(calibration["features"]), calibration["model"]
     x = signal_matrix([{"signals": signals}], features)
     pulls = contributions(model, x)[0]
-    trust = float(1 / (1 + np.exp(-(model["intercept"] + pulls.sum()))))
-    if trust >= calibration["threshold"]:
+    trust = float(probability(calibration, x)[0])
+    abstained = trust < min_trust
+    if trust >= 0.5 and not abstained:
         return {"trust": round(trust, 4), "abstained": False, "why": ""}
     # the two strongest pulls down, each reason once (entropy and sets say the same thing); a
     # signal is named only when it is itself on the side of distrust (below its usual value): a
     # fit may weigh one against its sense, and "the samples disagree" must not be said when they agree
     low = np.nan_to_num(x[0] - np.asarray(model["mean"]), nan=0.0) < 0
     reasons = dict.fromkeys(REASONS.get(features[i], features[i]) for i in np.argsort(pulls) if pulls[i] < 0 and low[i])
-    why = "; ".join(list(reasons)[:2]) or "the signals together are too weak"
-    threshold = calibration["threshold"]
-    if math.isinf(threshold):  # no threshold kept the promise on the calibration questions
-        alpha = calibration.get("alpha")
-        promise = f"at most {alpha:.0%} wrong" if isinstance(alpha, float | int) else "its error rate"
-        why += f"; on the questions it was calibrated on, none of this model's answers could promise {promise}"
-        return {"trust": round(trust, 4), "abstained": True, "why": f"{why} (trust {trust:.0%})"}
-    return {"trust": round(trust, 4), "abstained": True, "why": f"{why} (trust {trust:.0%}, needed {threshold:.0%})"}
+    why = "; ".join(list(reasons)[:2]) or "answers like this one are mostly wrong on the questions it was calibrated on"
+    return {"trust": round(trust, 4), "abstained": abstained, "why": why}
+
+
+def probe_text(question: str, answer: str) -> str:
+    """What the probe reads the model's hidden state on."""
+    return f"Question: {question}\nAnswer: {answer}"
+
+
+def probe_signal(calibration: dict[str, Any], llm: Any, question: str, answer: str) -> float | None:
+    """The calibration's probe on the LLM's hidden state for this answer: the probability it gives
+    that the answer is right (None without a probe, or for a model that hides its states)."""
+    from sunar.errors import ModelUnavailable
+
+    probe = calibration.get("probe")
+    if not probe:
+        return None
+    try:
+        state = np.asarray([llm.hidden_state(probe_text(question, answer))], dtype=float)
+    except ModelUnavailable:
+        return None
+    return round(float(predict(probe, state)[0]), 6)

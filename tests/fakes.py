@@ -23,6 +23,7 @@ class MemoryIndex:
     rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
     graph: dict[str, list[str]] = field(default_factory=dict)
     default_ranking: list[tuple[str, float]] = field(default_factory=list)
+    manifest: dict = field(default_factory=dict)  # what a built index records (its corpus fingerprint)
 
     @property
     def size(self) -> int:

@@ -93,10 +93,12 @@ class ScriptedChatModel(BaseChatModel):
 class ScriptedLLM(LLM):
     """:class:`LLM` over a :class:`ScriptedChatModel`."""
 
-    def __init__(self, script: Script, name: str = "scripted", loglik: LoglikScript | None = None):
+    def __init__(self, script: Script, name: str = "scripted", loglik: LoglikScript | None = None, hidden: Callable[[str], list[float]] | None = None):
         self.name = f"scripted:{name}"
         self.chat = ScriptedChatModel(script=script, calls=[])
         self.loglik_script = loglik
+        self.hidden_script = hidden
+        self.hidden_calls: list[str] = []
         self.loglik_calls: list[tuple[str, str]] = []
         #: The JSON schema each generated reply was asked under (None: free text), call by call.
         self.schemas: list[dict | None] = []
@@ -125,3 +127,10 @@ class ScriptedLLM(LLM):
         prompt = prompt_text(messages)
         self.loglik_calls.append((prompt, continuation))
         return float(self.loglik_script(prompt, continuation))
+
+    def hidden_state(self, text):
+        """The scripted hidden state; without a script, like a backend that hides its states."""
+        if self.hidden_script is None:
+            return super().hidden_state(text)
+        self.hidden_calls.append(text)
+        return list(self.hidden_script(text))

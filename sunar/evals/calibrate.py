@@ -11,8 +11,8 @@ from typing import Any
 
 from sunar.errors import SunarError
 from sunar.evals.calibration import check_calibration, fit_calibration
-from sunar.evals.run import latest, read_predictions, variant_settings
-from sunar.trust import load
+from sunar.evals.run import latest, read_predictions, variant_graph, variant_settings
+from sunar.trust import COMBINED, predict, read
 
 
 def _run_answers(run: str | Path, variant: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -25,34 +25,47 @@ def _run_answers(run: str | Path, variant: str) -> tuple[dict[str, Any], list[di
     return settings, [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
 
 
+def _runs(runs: str | Path | Sequence[str | Path]) -> list[Path]:
+    return [Path(runs)] if isinstance(runs, str | Path) else [Path(r) for r in runs]
+
+
 def calibrate_run(
-    runs: str | Path | Sequence[str | Path], variant: str, alpha: float, delta: float = 0.1, weights: str = "equal",
+    runs: str | Path | Sequence[str | Path], variant: str, alpha: float, delta: float = 0.1, weights: str = "equal", probe: bool = False,
 ) -> dict[str, Any]:
     """A calibration file's content from the answers of ``variant`` in one or more evaluation runs
-    (pooled, each question once: the first run that answered it counts): the LLM and the data it
-    was fitted for (from the runs' run.json, which must agree on both), the questions it was
-    fitted on, and :func:`~sunar.evals.calibration.fit_calibration`."""
-    folders = [Path(runs)] if isinstance(runs, str | Path) else [Path(r) for r in runs]
+    (pooled, each question once: the first run that answered it counts): the graph, LLM,
+    settings and data it was fitted for (from the runs' run.json, which must agree on model and
+    corpus), the questions it was fitted on, and
+    :func:`~sunar.evals.calibration.fit_calibration`. With ``probe``, a probe on the LLM's hidden
+    state is trained on every graph's answers in the runs and joins the combined signals."""
+    folders = _runs(runs)
     if not 0 < alpha < 1 or not 0 < delta < 1:
         raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
-    settings, records, seen = [], [], set()
+    settings, records, everything, seen = [], [], [], set()
     for folder in folders:
         run_settings, answers = _run_answers(folder, variant)
         settings.append(run_settings)
         records += [r for r in answers if str(r["id"]) not in seen]
         seen |= {str(r["id"]) for r in answers}
+        everything += list(latest(read_predictions(folder / "predictions.jsonl")).values()) if probe else []
     first = settings[0]
     llm = (first.get("configuration") or {}).get("llm")
     for folder, other in zip(folders[1:], settings[1:], strict=True):
         if (other.get("configuration") or {}).get("llm") != llm or other.get("corpus") != first.get("corpus"):
             raise SunarError(f"{folder} was run with another LLM or corpus than {folders[0]}; calibrate on runs of one model and corpus")
+    extra: dict[str, Any] = {}
+    if probe:
+        from sunar.evals.probe import probe_signals, reader
+
+        extra["probe"], extra["probe_training"] = probe_signals(reader(str(llm)), everything, records)
     try:
-        fitted = fit_calibration(records, alpha, delta, weights)
+        fitted = fit_calibration(records, alpha, delta, weights, features=(*COMBINED, "probe") if probe else COMBINED)
     except ValueError as exc:
         raise SunarError(f"{', '.join(map(str, folders))}, variant {variant}: {exc}") from None
     configuration = {**(first.get("configuration") or {}), **variant_settings(variant)}
     questions = list({json.dumps(s.get("questions"), sort_keys=True): s.get("questions") for s in settings}.values())
     return {
+        "graph": variant_graph(variant),
         "llm": llm,
         "variant": variant,
         "questions": questions[0] if len(questions) == 1 else questions,
@@ -60,10 +73,11 @@ def calibrate_run(
         "configuration": configuration,
         "runs": [folder.name for folder in folders],
         "promise": (
-            f"among the answers given, at most {alpha:.0%} wrong (cover-EM) with probability {1 - delta:.0%}, for questions "
-            "exchangeable with the ones it was fitted on (same corpus, model and kind of question)"
+            f"at trust >= threshold, among the answers given at most {alpha:.0%} wrong (cover-EM) with probability "
+            f"{1 - delta:.0%}, for questions exchangeable with the ones it was fitted on (same corpus, model and kind of question)"
         ),
         **fitted,
+        **extra,
     }
 
 
@@ -72,11 +86,19 @@ def check_run(calibration_file: str | Path, run: str | Path, variant: str) -> di
     run: how its trust ranks them and what its threshold answers. Answers to questions it was
     fitted on are left out (they would flatter it)."""
     settings, records = _run_answers(run, variant)
-    calibration = load(str(calibration_file), (settings.get("configuration") or {}).get("llm"))
+    calibration = read(calibration_file)
+    llm = (settings.get("configuration") or {}).get("llm")
+    if calibration.get("llm") != llm:
+        raise SunarError(f"{calibration_file} was fitted for {calibration.get('llm')}, not {llm}; fit one for this model with: sunar calibrate")
     fitted_on = {str(i) for i in calibration.get("ids") or ()}
     unseen = [r for r in records if str(r["id"]) not in fitted_on]
     if records and not unseen:
         raise SunarError(f"{calibration_file} was fitted on every answer of {variant} in {run}; check it on a run it never saw")
+    if calibration.get("probe") and unseen:
+        from sunar.evals.probe import hidden_states, reader
+
+        for r, value in zip(unseen, predict(calibration["probe"], hidden_states(reader(str(llm)), unseen)), strict=True):
+            r["signals"] = {**(r.get("signals") or {}), "probe": round(float(value), 6)}
     try:
         checked = check_calibration(calibration, unseen)
     except ValueError as exc:

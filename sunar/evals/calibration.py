@@ -164,53 +164,97 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def fit_calibration(records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1, weights: str = "equal") -> dict[str, Any]:
-    """The combination of signals (``weights``: equal, or one fitted per signal) fitted on half of
-    each dataset's answers (every other one), the threshold on its scores of the others (split conformal:
-    the threshold is fitted on answers the combination never saw), and how both do on the answers
-    they were not fitted on."""
+def isotonic(scores: np.ndarray, correct: np.ndarray) -> dict[str, Any]:
+    """An isotonic map from a score to the share of right answers (pool-adjacent-violators), as
+    the points :func:`numpy.interp` reads."""
+    from sklearn.isotonic import IsotonicRegression
+
+    fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(scores, correct)
+    return {"kind": "isotonic", "x": fitted.X_thresholds_.tolist(), "y": fitted.y_thresholds_.tolist()}
+
+
+def brier(probability: Sequence[float], correct: Sequence[float]) -> float:
+    """Mean squared gap between the probability given and the answer's rightness (lower is better)."""
+    return float(np.mean((np.asarray(probability, dtype=float) - np.asarray(correct, dtype=float)) ** 2))
+
+
+def fit_calibration(
+    records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1, weights: str = "equal", features: Sequence[str] = COMBINED,
+) -> dict[str, Any]:
+    """The combination of signals (``weights``: equal, or one fitted per signal) fitted on every
+    answer; its map to a probability (Platt: the combination's own logistic, or isotonic on its
+    scores), whichever gives the lower Brier score on answers it was not fitted on (cross-fitted:
+    each answer scored by a fit on the other folds); and the trust level at which the answers
+    given are at most ``alpha`` wrong with probability 1 - ``delta``, found on those cross-fitted
+    probabilities (cross-conformal: the promise holds for questions like these, approximately)."""
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if len(rows) < 4:
         raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
     correct = np.array([right(r) for r in rows])
-    x = signal_matrix(rows, COMBINED)
-    fit = dealt(rows, 2) == 0
-    held = ~fit
-    if len(set(correct[fit])) < 2:
-        raise ValueError("the answers the combination is fitted on are all right or all wrong; calibrate on more questions")
-    model = WEIGHTS[weights](x[fit], correct[fit])
-    held_scores = predict(model, x[held])
+    if len(set(correct)) < 2:
+        raise ValueError("the answers are all right or all wrong; calibrate on more questions")
+    x = signal_matrix(rows, features)
+    fit = WEIGHTS[weights]
+    fold, platt = dealt(rows, 5), np.full(len(rows), float(correct.mean()))
+    iso = platt.copy()
+    for k in range(5):  # each fold scored by a combination and an isotonic map fitted on the others
+        test, train = fold == k, fold != k
+        if test.any() and len(set(correct[train])) == 2:
+            fold_model = fit(x[train], correct[train])
+            platt[test] = predict(fold_model, x[test])
+            m = isotonic(predict(fold_model, x[train]), correct[train])
+            iso[test] = np.interp(platt[test], m["x"], m["y"])
+    model = fit(x, correct)
+    scores = {"platt": brier(platt, correct), "isotonic": brier(iso, correct)}
+    kind = min(scores, key=lambda k: scores[k])
+    mapping = isotonic(predict(model, x), correct) if kind == "isotonic" else {"kind": "platt"}
+    held = iso if kind == "isotonic" else platt
     return {
-        "features": list(COMBINED),
+        "features": list(features),
         "weights": weights,
         "model": model,
+        "mapping": mapping,
+        "brier_cv": {k: round(v, 4) for k, v in scores.items()},
         "ids": [str(r["id"]) for r in rows],
-        "fitted_on": int(fit.sum()),
-        "auroc_held_out": auroc(held_scores, correct[held]),
-        **conformal_threshold(held_scores, correct[held], alpha, delta),
+        "fitted_on": len(rows),
+        "auroc_held_out": auroc(held, correct),
+        "ece_held_out": ece(held, correct),
+        **conformal_threshold(held, correct, alpha, delta),
     }
 
 
+def auroc_interval(scores: Sequence[float], correct: Sequence[float], draws: int = 2000, seed: int = 0) -> tuple[float, float] | None:
+    """A 95% bootstrap interval of the AUROC (answers resampled with replacement)."""
+    s, y = np.asarray(scores, dtype=float), np.asarray(correct, dtype=float)
+    rng = np.random.default_rng(seed)
+    values = [a for _ in range(draws) if (a := auroc(s[i := rng.integers(0, len(s), len(s))], y[i])) is not None]
+    return (float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))) if values else None
+
 
 def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """A fitted calibration (its combination and threshold) on answers it was not fitted on: how
-    its trust ranks them (AUROC, accuracy of the most trusted 25/50/75%) and what its threshold
-    answers, with the Clopper-Pearson bound on the error rate of those answers at the
-    calibration's delta (the threshold is fixed before these answers are seen)."""
+    """A fitted calibration on answers it was not fitted on: how its probability ranks them (AUROC
+    with a 95% interval), how far it is from their accuracy (ECE), the accuracy of the most
+    trusted 25/50/75%, and what its trust level (fixed before these answers are seen) answers,
+    with the Clopper-Pearson bound on the error rate of those answers at the calibration's delta."""
+    from sunar.trust import probability
+
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if not rows:
         raise ValueError("no answers with signals to check the calibration on")
     correct = np.array([right(r) for r in rows])
-    scores = predict(calibration["model"], signal_matrix(rows, calibration["features"]))
+    scores = probability(calibration, signal_matrix(rows, calibration["features"]))
     answered = scores >= float(calibration["threshold"])
     errors = int((1 - correct[answered]).sum())
     return {
         "n": len(rows),
         "accuracy": float(correct.mean()),
         "auroc": auroc(scores, correct),
+        "auroc_95": auroc_interval(scores, correct),
+        "ece": ece(scores, correct),
         "accuracy_at": {str(c): accuracy_at(scores, correct, c) for c in COVERAGES},
         "answered": int(answered.sum()),
         "coverage": float(answered.mean()),
         "accuracy_answered": float(correct[answered].mean()) if answered.any() else None,
         "error_bound": error_bound(errors, int(answered.sum()), 1 - float(calibration.get("delta", 0.1))),
+        "scores": [round(float(v), 6) for v in scores],
     }

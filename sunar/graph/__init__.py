@@ -45,7 +45,7 @@ from sunar.nodes.answer_hop import make_answer_hop
 from sunar.nodes.ask import make_ask
 from sunar.nodes.cluster import cluster
 from sunar.nodes.conclude import conclude
-from sunar.nodes.confidence import confidence
+from sunar.nodes.confidence import make_confidence
 from sunar.nodes.decompose import decompose
 from sunar.nodes.gather import gather
 from sunar.nodes.mer import mer
@@ -116,7 +116,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("gather", gather)
     g.add_node("final", mer if v.mer else conclude)
     g.add_node("vote", vote)
-    g.add_node("confidence", confidence)
+    g.add_node("confidence", make_confidence(variant))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")

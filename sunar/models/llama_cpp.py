@@ -354,6 +354,7 @@ class EmbeddedLLM(LLM):
         self.chat = EmbeddedChatModel(model_path=str(gguf.ensure_gguf(spec)), n_ctx=n_ctx)
         self._scoring: EmbeddedChatModel | None = None
         self._scoring_lock = threading.Lock()
+        self._reading: Any = None
 
     @property
     def scoring(self) -> EmbeddedChatModel:
@@ -380,3 +381,19 @@ class EmbeddedLLM(LLM):
 
     def loglik(self, messages, continuation):
         return self.scoring.loglik(messages, continuation)
+
+    def hidden_state(self, text: str) -> list[float]:
+        """The last token's hidden state, from a third llama.cpp context of the same GGUF made
+        with embeddings on (made on first use; weights shared by memory mapping). Qwen's GGUF
+        names no pooling, so llama.cpp returns one vector per token."""
+        with self._scoring_lock:
+            if self._reading is None:
+                import llama_cpp
+
+                with _without_extra_buffer_types():
+                    self._reading = llama_cpp.Llama(
+                        model_path=self.chat.model_path, embedding=True, n_ctx=1024, n_threads=os.cpu_count() or 2, verbose=False
+                    )
+            vectors = self._reading.embed(text, truncate=True)
+        last = vectors[-1] if vectors and isinstance(vectors[0], list) else vectors
+        return [float(v) for v in last]

@@ -3,7 +3,7 @@
 Nodes only see :class:`LLM`: ``generate`` (one answer), ``sample`` (m answers to one prompt), both
 decoded under a JSON ``schema`` where the backend can (:mod:`sunar.prompts.structured`),
 ``judge`` (log-probabilities of a few label words, for the LLM-as-NLI-judge and RA-ISF's judges)
-and ``loglik`` (log-likelihood of a given text, GenSco's scorer). Each provider wraps a LangChain
+and ``loglik`` (log-likelihood of a given text, GenSco's scorer) and ``hidden_state`` (a probe's input). Each provider wraps a LangChain
 chat model, so LangGraph's ``stream_mode="messages"`` streams tokens from inside nodes.
 Providers are in :mod:`sunar.models.ollama` and :mod:`sunar.models.llama_cpp`, chosen by a
 string in :mod:`sunar.models.providers`.
@@ -69,6 +69,12 @@ class LLM:
             f"{self.name} cannot return token log-probabilities of a given text; "
             "set likelihood_llm to an embedded:<name> model (e.g. --set likelihood_llm=embedded:qwen2.5-1.5b)"
         )
+
+    def hidden_state(self, text: str) -> list[float]:
+        """The model's last-layer hidden state at the last token of ``text`` (what a probe of
+        trust reads, :mod:`sunar.evals.probe`). Only backends that run the model in-process
+        implement it."""
+        raise ModelUnavailable(f"{self.name} does not expose its hidden states; only embedded:<name> models do")
 
 
 def pick_label(reply: str, labels: Sequence[str]) -> dict[str, float]:

@@ -102,3 +102,7 @@ class RecordedLLM(LLM):
     def loglik(self, messages: Sequence[BaseMessage], continuation: str) -> float:
         key = self._key("loglik", messages, continuation)
         return self._one(key, lambda: self.inner.loglik(messages, continuation), count_loglik, float)
+
+    def hidden_state(self, text: str) -> list[float]:
+        key = call_key(self.name, "hidden_state", text)  # a forward pass that reads the model, counted as a likelihood call
+        return self._one(key, lambda: self.inner.hidden_state(text), count_loglik, lambda stored: [float(v) for v in stored])

@@ -50,4 +50,4 @@ def check_specs(values: Mapping[str, Any]) -> None:
     if calibration not in ("", "off", "auto"):
         from sunar import trust
 
-        trust.load(str(calibration), str(values.get("llm", "auto")))
+        trust.read(str(calibration))

@@ -1,14 +1,14 @@
-"""The answer's confidence from semantic uncertainty: m answers to the original question are
-sampled from the same evidence, and the confidence is the share of them that agree with the final
-answer: in its semantic set, or contained in it. The second test is cover-EM's, the paper's
-metric: small models often write the final answer as a sentence ("David Lynch was born in
-Missoula, Montana") that a short sample ("Missoula, Montana") cannot entail both ways. The
-other signals of trust are kept beside it (:mod:`sunar.signals`); with a calibration, they are
-combined and the answer is marked as a best guess when their trust is below its threshold
-(:mod:`sunar.trust`)."""
+"""The answer's confidence: m answers to the original question are sampled from the same
+evidence, and their agreement with the final answer (in its semantic set, or contained in it: small
+models often write the final answer as a sentence that a short sample cannot entail both ways) is
+one of the signals of :mod:`sunar.signals`. A calibration fitted for this graph, model, settings
+and corpus turns the signals into the number shown: the probability that the answer is right
+(:mod:`sunar.trust`). Where none applies, the agreement is shown for what it is, with the reason.
+Below ``min_trust`` the product says it does not know and gives its best guess."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -37,27 +37,45 @@ def answer_logprob(llm: LLM, messages: list[BaseMessage], answer: str) -> float 
         return None
 
 
-@node("confidence")
-def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
-    res = resources(config)
-    m = max(1, cfg.confidence_samples or cfg.samples)
-    messages = answer_messages(state["question"], state.get("evidence") or [])
-    replies = res.llm.sample(messages, m, temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, SHORT_TOKENS), schema=cfg.reply_schema(SCHEMA))
-    samples = [read_answer(str(r.content)) for r in replies]
-    sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
-    same_set = set(next(s for s in sets if 0 in s)) - {0}
-    answer = f" {normalize_answer(state['answer'])} "
-    agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
-    agreement = round(agreeing / m, 4)
-    found = signals(state, samples, sets, agreement)
-    if cfg.answer_likelihood:
-        found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
-    calibration = trust.load(cfg.calibration, cfg.llm)
-    verdict = trust.judge(found, calibration) if calibration else {"trust": None, "abstained": False, "why": ""}
-    return {
-        "confidence": agreement,
-        "signals": found,
-        **verdict,
-        "notes": [] if agreeing else ["no sampled answer agrees with the final answer"],
-    }
+def corpus_of(index: Any) -> str | None:
+    """The fingerprint of the corpus an index was built from (None: an index that does not say)."""
+    return (getattr(index, "manifest", None) or {}).get("corpus_fingerprint")
+
+
+def make_confidence(graph: str) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
+    """The confidence step of the named graph (a calibration is fitted per graph)."""
+
+    @node("confidence")
+    def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        cfg = Configuration.from_runnable_config(config)
+        res = resources(config)
+        m = max(1, cfg.confidence_samples or cfg.samples)
+        messages = answer_messages(state["question"], state.get("evidence") or [])
+        replies = res.llm.sample(messages, m, temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, SHORT_TOKENS), schema=cfg.reply_schema(SCHEMA))
+        samples = [read_answer(str(r.content)) for r in replies]
+        sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
+        same_set = set(next(s for s in sets if 0 in s)) - {0}
+        answer = f" {normalize_answer(state['answer'])} "
+        agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
+        agreement = round(agreeing / m, 4)
+        found = signals(state, samples, sets, agreement)
+        if cfg.answer_likelihood:
+            found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
+        calibration, why_not = trust.choose(cfg.calibration, graph, cfg.values(), corpus_of(res.index))
+        if calibration:
+            if "probe" in calibration["features"]:
+                found["probe"] = trust.probe_signal(calibration, res.llm, state["question"], state["answer"])
+            verdict = trust.judge(found, calibration, cfg.min_trust)
+            basis = trust.describe(calibration)
+        else:  # nothing to turn the agreement into a probability: shown for what it is, with the reason
+            verdict = {"trust": None, "abstained": cfg.min_trust > 0, "why": why_not if cfg.min_trust > 0 else ""}
+            basis = f"not calibrated: {why_not}"
+        return {
+            "confidence": agreement if verdict["trust"] is None else verdict["trust"],
+            "confidence_basis": basis,
+            "signals": found,
+            **verdict,
+            "notes": [] if agreeing else ["no sampled answer agrees with the final answer"],
+        }
+
+    return confidence

@@ -108,8 +108,52 @@ def test_folds_and_halves_hold_each_dataset_evenly_whatever_the_order():
     assert cal.dealt(records, 2).tolist() == [0, 0, 1, 1] * 3
     assert cal.dealt(records, 5).tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0]
     assert cal.dealt([{"id": "a"}, {"id": "b"}, {"id": "c"}], 2).tolist() == [0, 1, 0]  # no dataset: one group
-    # the fit half and the threshold half each get half of each dataset's answers: here every
-    # MuSiQue answer is wrong, so a half of MuSiQue's alone could not be fitted on
+    # every fold holds each dataset's answers: here every MuSiQue answer is wrong, so a fold of
+    # MuSiQue's alone could not be fitted on
     rows = [{**r, "signals": {"agreement": float(r["dataset"] == "2wiki")}, "metrics": {"cover_em": float(r["dataset"] == "2wiki")}} for r in records]
     fitted = cal.fit_calibration(rows, alpha=0.5)
-    assert fitted["fitted_on"] == fitted["n"] == 6 and fitted["auroc_held_out"] == 1.0
+    assert fitted["fitted_on"] == fitted["n"] == 12 and fitted["auroc_held_out"] == 1.0
+
+
+def test_the_map_to_a_probability_is_the_one_that_holds_out_better():
+    # agreement 1 is right 9 times in 10, agreement 0 once in 10: the regularised logistic pulls
+    # both toward one half, the isotonic map recovers 0.9 and 0.1 and is chosen on held-out Brier
+    rows = [{"id": str(i), "metrics": {"cover_em": float(i % 20 != 1) if i % 2 else float(i % 20 == 2)}, "signals": {"agreement": float(i % 2)}}
+            for i in range(80)]
+    fitted = cal.fit_calibration(rows, alpha=0.3)
+    assert fitted["mapping"]["kind"] == "isotonic" and fitted["brier_cv"]["isotonic"] < fitted["brier_cv"]["platt"]
+    from sunar.trust import probability, signal_matrix
+
+    p = probability(fitted, signal_matrix([{"signals": {"agreement": 1.0}}, {"signals": {"agreement": 0.0}}], fitted["features"]))
+    assert p == pytest.approx([0.9, 0.1], abs=0.02)
+    assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] == 0.9  # the trust level answers the agreeing half
+
+
+def test_a_check_reports_the_auroc_with_its_interval_and_the_ece():
+    rows = [{"id": str(i), "metrics": {"cover_em": float(i % 3 == 0)}, "signals": {"agreement": float(i % 3 == 0) if i % 5 else 0.5}} for i in range(60)]
+    fitted = cal.fit_calibration(rows, alpha=0.3)
+    checked = cal.check_calibration(fitted, rows)
+    low, high = checked["auroc_95"]
+    assert low < checked["auroc"] < high <= 1.0 and 0.0 <= checked["ece"] <= 1.0 and len(checked["scores"]) == 60
+    assert cal.auroc_interval([0.1, 0.2], [1.0, 1.0]) is None  # all right: nothing to rank
+
+
+def test_the_probe_reads_the_hidden_state_out_of_fold_and_scores_new_questions_with_the_fitted_probe():
+    from scripted import ScriptedLLM
+    from sunar.evals.probe import examples, probe_signals
+
+    def hidden(text):  # the state's first coordinate knows; the second is noise
+        right = "Answer: right" in text
+        return [1.0 if right else -1.0, float(len(text) % 7)]
+
+    train = [{"id": f"q{i}", "question": f"Q{i}?", "answer": "right" if i % 3 else "wrong", "metrics": {"cover_em": float(i % 3 != 0)}}
+             for i in range(30)]
+    train += [{**r, "variant": "self_ask"} for r in train[:10]]  # another graph's same answers: one example each
+    assert len(examples(train)) == 30
+    rows = [{**r, "signals": {"agreement": 1.0}} for r in train[:30]] + [{"id": "new", "question": "New?", "answer": "right", "signals": {}}]
+    llm = ScriptedLLM(lambda prompt, i: "", hidden=hidden)
+    probe, how = probe_signals(llm, train, rows)
+    assert how["answers"] == 30 and how["questions"] == 30 and set(how["auroc_by_strength"]) == {"0.01", "0.1", "1.0", "10.0"}
+    assert all((r["signals"]["probe"] > 0.5) == (r["answer"] == "right") for r in rows)
+    assert rows[0]["signals"]["agreement"] == 1.0  # the other signals are kept
+    assert llm.hidden_calls[0] == "Question: Q0?\nAnswer: wrong" and len(llm.hidden_calls) == 31  # each text read once

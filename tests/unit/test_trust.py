@@ -17,63 +17,96 @@ MODEL = {"mean": [0.0] * len(trust.FEATURES), "scale": [1.0] * len(trust.FEATURE
          "coef": [2.0 if f == "agreement" else 1.0 if f == "chain_agrees" else 0.0 for f in trust.FEATURES]}
 
 
-def calibration_file(tmp_path, threshold, llm="scripted:scripted"):
-    path = tmp_path / "calibration.json"
-    path.write_text(json.dumps({"llm": llm, "features": list(trust.FEATURES), "model": MODEL, "threshold": threshold, "promise": "p"}))
+def calibration_file(tmp_path, graph="sunar", llm="scripted:scripted", corpus="fp", **settings):
+    path = tmp_path / f"calibration-{graph}.json"
+    path.write_text(json.dumps({
+        "graph": graph, "llm": llm, "corpus": {"file": "c.jsonl", "sha256": corpus}, "configuration": {"llm": llm, "samples": 2, **settings},
+        "features": list(trust.FEATURES), "model": MODEL, "threshold": 0.7, "ids": ["q1", "q2"], "promise": "p",
+    }))
     return path
 
 
-def test_which_calibration_is_used(tmp_path):
-    assert trust.load("", "x") is None and trust.load("off", "x") is None
-    assert trust.load("auto", "scripted:nothing-shipped") is None
+def test_a_calibration_applies_only_to_the_graph_model_settings_and_corpus_it_was_fitted_on(tmp_path):
+    from sunar.configuration import Configuration
+
+    assert trust.candidates("") == [] and trust.candidates("off") == []
     with pytest.raises(SunarError, match="calibration file not found"):
-        trust.load(str(tmp_path / "none.json"), "x")
-    with pytest.raises(SunarError, match="fitted for scripted:scripted, not ollama:llama3.1"):
-        trust.load(str(calibration_file(tmp_path, 0.5)), "ollama:llama3.1")
+        trust.candidates(str(tmp_path / "none.json"))
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(SunarError, match="is not a calibration file"):
-        trust.load(str(tmp_path / "broken.json"), "x")
-    assert trust.load(str(calibration_file(tmp_path, 0.5)), "scripted:scripted")["threshold"] == 0.5
+        trust.candidates(str(tmp_path / "broken.json"))
+    path = str(calibration_file(tmp_path))
+    values = Configuration.resolve({"llm": "scripted:scripted", "samples": 2}).values()
+    chosen, why = trust.choose(path, "sunar", values, "fp")
+    assert chosen["path"] == path and why == ""
+    # what a user reads instead, one reason each, with what to do
+    assert trust.choose(path, "self_ask", values, "fp")[1].startswith(f"the calibration {path} was fitted for the sunar graph; fit one with")
+    assert "was fitted on another corpus (c.jsonl)" in trust.choose(path, "sunar", values, "other")[1]
+    assert "another corpus" in trust.choose(path, "sunar", values, None)[1]  # an index that does not say which corpus
+    other_model = Configuration.resolve({"llm": "ollama:llama3.1", "samples": 2}).values()
+    assert "was fitted for scripted:scripted, not ollama:llama3.1" in trust.choose(path, "sunar", other_model, "fp")[1]
+    more = Configuration.resolve({"llm": "scripted:scripted", "samples": 5}).values()
+    assert "was fitted with other settings: samples=5 (fitted with 2)" in trust.choose(path, "sunar", more, "fp")[1]
+    served = Configuration.resolve({"llm": "scripted:scripted", "samples": 2, "llm_cache": "x.sqlite", "min_trust": 0.5}).values()
+    assert trust.choose(path, "sunar", served, "fp")[1] == ""  # where calls are cached and how trust is shown change no answer
+    assert trust.choose("off", "sunar", values, "fp") == (None, "calibration is off")
+    shipped = trust.choose("auto", "sunar", values, "fp")[1]
+    assert shipped.startswith("none is shipped for the sunar graph with scripted:scripted; fit one with: sunar calibrate")
 
 
-def test_judge_names_what_pulls_the_trust_down():
+def test_judge_gives_the_probability_and_names_what_pulls_it_down():
     calibration = {"features": list(trust.FEATURES), "model": MODEL, "threshold": 0.9}
     sure = trust.judge({"agreement": 1.0, "chain_agrees": 1.0}, calibration)
-    assert sure["abstained"] is False and sure["trust"] == pytest.approx(1 / (1 + math.exp(-3)), abs=1e-4)
-    unsure = trust.judge({"agreement": 0.0, "chain_agrees": -1.0}, {**calibration, "threshold": 0.5})
-    assert unsure["abstained"] and unsure["why"].startswith("the reasoning chain's own answer differs")
+    assert sure == {"trust": pytest.approx(1 / (1 + math.exp(-3)), abs=1e-4), "abstained": False, "why": ""}
+    unsure = trust.judge({"agreement": 0.0, "chain_agrees": -1.0}, calibration)  # below one half: the doubts are named
+    assert not unsure["abstained"] and unsure["why"].startswith("the reasoning chain's own answer differs")
+    withheld = trust.judge({"agreement": 1.0, "chain_agrees": 1.0}, calibration, min_trust=0.99)
+    assert withheld["abstained"] and withheld["why"] == "answers like this one are mostly wrong on the questions it was calibrated on"
     spread = {**MODEL, "coef": [1.0 if f in ("semantic_entropy", "sets", "hop_agreement") else 0.0 for f in trust.FEATURES]}
-    pulled = trust.judge({"semantic_entropy": 1.0, "sets": 2, "hop_agreement": -0.5}, {**calibration, "model": spread, "threshold": 0.99})
-    assert pulled["why"].startswith("the sampled answers mean different things; a hop's sampled answers disagree (")  # said once
+    pulled = trust.judge({"semantic_entropy": 1.0, "sets": 2, "hop_agreement": -0.5}, {**calibration, "model": spread})
+    assert pulled["why"] == "the sampled answers mean different things; a hop's sampled answers disagree"  # each reason once
     against = {**MODEL, "coef": [-1.0 if f == "agreement" else 0.0 for f in trust.FEATURES]}  # a fit against the signal's sense
-    agreeing = trust.judge({"agreement": 1.0}, {**calibration, "model": against, "threshold": 0.9})
-    assert agreeing["abstained"] and agreeing["why"].startswith("the signals together are too weak")  # never "they disagree"
-    never = trust.judge({"agreement": 1.0}, {**calibration, "threshold": math.inf, "alpha": 0.3})
-    assert never["abstained"] and never["why"].endswith("none of this model's answers could promise at most 30% wrong (trust 88%)")
+    agreeing = trust.judge({"agreement": 1.0}, {**calibration, "model": against})
+    assert "disagree" not in agreeing["why"]  # never "they disagree" when they agree
+    isotonic = {**calibration, "mapping": {"kind": "isotonic", "x": [0.0, 0.9, 1.0], "y": [0.1, 0.1, 0.6]}}
+    assert trust.judge({"agreement": 1.0, "chain_agrees": 1.0}, isotonic)["trust"] == pytest.approx(0.1 + 0.5 * (0.9526 - 0.9) / 0.1, abs=1e-3)
 
 
-def run(tmp_path, threshold):
+def run(tmp_path, **config):
     llm = scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]), lambda q, i: "David Lynch")
     corpus = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch."))
-    res = resources(llm, TableScorer({"d1": 1.0}), MemoryIndex(corpus, default_ranking=[("d1", 1.0)]))
-    config = {"configurable": {"resources": res, "samples": 2, "calibration": str(calibration_file(tmp_path, threshold))}}
+    index = MemoryIndex(corpus, default_ranking=[("d1", 1.0)], manifest={"corpus_fingerprint": "fp"})
+    res = resources(llm, TableScorer({"d1": 1.0}), index)
+    config = {"configurable": {"resources": res, "samples": 2, "calibration": str(calibration_file(tmp_path)), **config}}
     return build_graph("sunar").invoke({"question": QUESTION}, config)
 
 
-def test_an_answer_below_the_threshold_is_a_best_guess_with_its_reason(tmp_path):
-    out = run(tmp_path, threshold=math.inf)
-    assert out["abstained"] is True and out["answer"] == "David Lynch" and out["trust"] is not None
-    reply = out["messages"][-1].content
-    assert reply.startswith("David Lynch\n") and "Not sure: this is a best guess. Why: " in reply
-    committed = run(tmp_path, threshold=0.0)
-    assert committed["abstained"] is False and committed["why"] == "" and "Not sure" not in committed["messages"][-1].content
+def test_the_reply_shows_the_calibrated_probability_and_below_min_trust_says_it_does_not_know(tmp_path):
+    shown = run(tmp_path)
+    assert shown["trust"] is not None and shown["confidence"] == shown["trust"] and not shown["abstained"]
+    assert shown["confidence_basis"] == "fitted on 2 labelled answers of sunar with scripted:scripted"
+    reply = shown["messages"][-1].content
+    assert reply.startswith(f"David Lynch\n\nConfidence: {shown['trust']:.0%} that this is right (fitted on 2 labelled answers")
+    withheld = run(tmp_path, min_trust=0.99)
+    assert withheld["abstained"] and withheld["answer"] == "David Lynch" and withheld["why"]
+    said = withheld["messages"][-1].content
+    assert said.startswith(f"I don't know.\nBest guess: David Lynch ({withheld['trust']:.0%} likely right, below the level set to answer).\nWhy: ")
+    assert "Confidence" not in said  # one number, never beside a contradiction
+    other = run(tmp_path, samples=3)  # settings the calibration was not fitted with: the agreement, named as such
+    assert other["trust"] is None and other["confidence"] == other["signals"]["agreement"]
+    assert "Sampled answers agreeing with it: " in other["messages"][-1].content
+    assert "(not a probability of being right; not calibrated: the calibration" in other["messages"][-1].content
+    assert "fitted with other settings: samples=3 (fitted with 2)" in other["confidence_basis"]
+    unknown = run(tmp_path, samples=3, min_trust=0.5)  # asked to answer only when sure, with nothing to be sure by
+    assert unknown["abstained"] and unknown["messages"][-1].content.startswith("I don't know.\nBest guess: David Lynch (not calibrated: ")
 
 
-def test_without_a_calibration_answers_are_shown_as_before():
+def test_without_a_calibration_the_agreement_is_shown_for_what_it_is():
     llm = scripted_llm(self_ask_script(["So the final answer is: Helena"]), lambda q, i: "Helena")
     res = resources(llm, TableScorer({}), MemoryIndex(docs(("d1", "T", "x")), default_ranking=[("d1", 1.0)]))
     out = build_graph("self_ask").invoke({"question": QUESTION}, {"configurable": {"resources": res, "samples": 2}})
-    assert out["trust"] is None and out["abstained"] is False and out["signals"]["agreement"] == 1.0
+    assert out["trust"] is None and out["abstained"] is False and out["signals"]["agreement"] == 1.0 == out["confidence"]
+    assert out["confidence_basis"].startswith("not calibrated: none is shipped for the self_ask graph with scripted:scripted")
 
 
 def write_run(folder, rows, variant="sunar", llm="embedded:qwen2.5-1.5b", first=0):
@@ -93,10 +126,10 @@ def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
     out = tmp_path / "cal.json"
     assert main(["calibrate", "--run", str(tmp_path / "run"), "--alpha", "0.3", "--out", str(out)]) == 0
     fitted = json.loads(out.read_text())
-    assert fitted["llm"] == "embedded:qwen2.5-1.5b" and fitted["variant"] == "sunar" and fitted["fitted_on"] == 40
+    assert fitted["llm"] == "embedded:qwen2.5-1.5b" and fitted["variant"] == "sunar" and fitted["fitted_on"] == 80 and fitted["graph"] == "sunar"
     assert fitted["weights"] == "equal" and len(set(fitted["model"]["coef"])) == 1
     assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] >= 0.7  # the confident half is answered
-    assert trust.load(str(out), "embedded:qwen2.5-1.5b")["threshold"] == fitted["threshold"]
+    assert trust.read(out)["threshold"] == fitted["threshold"] and fitted["mapping"]["kind"] in ("platt", "isotonic")
     assert "use it with: sunar ask ... --set calibration=" in capsys.readouterr().out
     per_signal = tmp_path / "fitted.json"
     assert main(["calibrate", "--run", str(tmp_path / "run"), "--weights", "fitted", "--out", str(per_signal)]) == 0
@@ -115,7 +148,7 @@ def test_calibrate_pools_runs_and_checks_a_fit_on_another_run(tmp_path, capsys):
     out = tmp_path / "cal.json"
     assert main(["calibrate", "--run", str(tmp_path / "a"), "--run", str(tmp_path / "b"), "--out", str(out)]) == 0
     pooled = json.loads(out.read_text())
-    assert pooled["fitted_on"] + pooled["n"] == 60 and pooled["runs"] == ["a", "b"] and len(set(pooled["ids"])) == 60
+    assert pooled["fitted_on"] == pooled["n"] == 60 and pooled["runs"] == ["a", "b"] and len(set(pooled["ids"])) == 60
     assert pooled["questions"] == {"file": "q.jsonl"}
     first = tmp_path / "first.json"
     assert main(["calibrate", "--run", str(tmp_path / "a"), "--alpha", "0.5", "--out", str(first)]) == 0
@@ -148,7 +181,7 @@ def test_calibrate_reads_the_compressed_predictions_a_repository_keeps(tmp_path)
     plain.unlink()
     out = tmp_path / "cal.json"
     assert main(["calibrate", "--run", str(tmp_path / "run"), "--out", str(out)]) == 0
-    assert json.loads(out.read_text())["fitted_on"] == 10 and not plain.exists()  # read, not unpacked
+    assert json.loads(out.read_text())["fitted_on"] == 20 and not plain.exists()  # read, not unpacked
 
 
 def test_a_calibration_of_an_ablation_records_the_fields_its_variant_set(tmp_path):
@@ -187,17 +220,27 @@ def test_confidence_samples_and_the_answer_likelihood_signal():
     assert graph_run(ScriptedLLM(script), answer_likelihood=True)["signals"]["answer_logprob"] is None  # no log-likelihoods
 
 
-def test_the_calibration_shipped_for_the_embedded_model():
-    """Fitted on the shared dev data (the first 200 questions, two runs pooled, --alpha 0.3): the file says for which model,
-    corpus and questions, and with which signals; under it no answer of the 1.5B model is committed."""
-    shipped = trust.load("auto", "embedded:qwen2.5-1.5b")
-    assert shipped["llm"] == "embedded:qwen2.5-1.5b" and shipped["variant"] == "sunar" and shipped["alpha"] == 0.3
-    assert shipped["questions"]["file"] == "dev.jsonl" and len(shipped["corpus"]["sha256"]) == 64
-    assert shipped["features"] == list(trust.COMBINED) and shipped["n"] + shipped["fitted_on"] == 200 == len(set(shipped["ids"]))
-    assert shipped["runs"] == ["dev100-structured-qwen1.5b-cpu", "dev101-200-qwen1.5b-cpu"]
-    sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "hop_agreement": 1.0, "chain_broken": 0.0}, shipped)
-    assert sure["abstained"] and "none of this model's answers could promise at most 30% wrong" in sure["why"]
-    assert trust.load("auto", "embedded:qwen2.5-0.5b") is None
+def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_runs_on_the_dev_corpus():
+    """One per graph that has labelled runs, fitted on dev questions 1-100 only (--alpha 0.3): each says for which
+    graph, model, settings and corpus; each applies to that graph's default cpu run on the shared corpus, and to nothing else."""
+    from sunar.configuration import Configuration
+
+    shipped = {trust.graph_of(c): c for c in trust.candidates("auto")}
+    assert set(shipped) >= {"sunar", "self_ask", "sunar_r", "sunar_no_asu", "gensco", "ra_isf", "rag"}
+    defaults = Configuration.resolve({"llm": "embedded:qwen2.5-1.5b"}).values()
+    corpus = shipped["sunar"]["corpus"]["sha256"]
+    for graph, calibration in shipped.items():
+        assert calibration["llm"] == "embedded:qwen2.5-1.5b" and calibration["questions"]["file"] == "dev.jsonl"
+        assert calibration["corpus"]["sha256"] == corpus and calibration["features"][: len(trust.COMBINED)] == list(trust.COMBINED)
+        assert len(set(calibration["ids"])) == calibration["fitted_on"] == calibration["n"] in (40, 100)
+        assert trust.choose("auto", graph, defaults, corpus) == (calibration, ""), graph
+    sunar = shipped["sunar"]
+    assert sunar["runs"] == ["dev100-structured-qwen1.5b-cpu"] and sunar["fitted_on"] == 100
+    assert trust.choose("auto", "sunar", defaults, "another corpus")[0] is None
+    assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus)[0] is None
+    sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
+    unsure = trust.judge({"agreement": 0.0, "semantic_entropy": 1.1, "sets": 3, "chain_agrees": 0.0}, sunar)
+    assert 0.0 < unsure["trust"] < sure["trust"] < 1.0 and unsure["why"]
 
 
 def test_a_reader_that_stops_reading_gets_no_error_line(tmp_path):
@@ -211,3 +254,20 @@ def test_a_reader_that_stops_reading_gets_no_error_line(tmp_path):
     _, err = process.communicate(timeout=120)
     assert process.returncode == 141 and b"error" not in err, err
     assert (tmp_path / "cal.json").exists()  # the work was done; only its report found no reader
+
+
+def test_a_calibration_with_a_probe_reads_the_models_hidden_state(tmp_path):
+    path = calibration_file(tmp_path)
+    data = json.loads(path.read_text())
+    features = [*data["features"], "probe"]
+    probe = {"mean": [0.0, 0.0], "scale": [1.0, 1.0], "intercept": 0.0, "coef": [4.0, 0.0]}
+    model = {**MODEL, **{k: [*MODEL[k], v] for k, v in (("mean", 0.5), ("scale", 0.1), ("coef", 1.0))}}
+    path.write_text(json.dumps({**data, "features": features, "model": model, "probe": probe}))
+    llm = scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]), lambda q, i: "David Lynch")
+    llm.hidden_script = lambda text: [1.0 if text.endswith("Answer: David Lynch") else -1.0, 0.0]
+    index = MemoryIndex(docs(("d1", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch.")), default_ranking=[("d1", 1.0)],
+                        manifest={"corpus_fingerprint": "fp"})
+    config = {"configurable": {"resources": resources(llm, TableScorer({"d1": 1.0}), index), "samples": 2, "calibration": str(path)}}
+    out = build_graph("sunar").invoke({"question": QUESTION}, config)
+    assert llm.hidden_calls == [f"Question: {QUESTION}\nAnswer: David Lynch"]
+    assert out["signals"]["probe"] == pytest.approx(1 / (1 + math.exp(-4)), abs=1e-5) and out["trust"] > 0.9

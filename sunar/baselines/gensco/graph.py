@@ -28,7 +28,7 @@ from sunar.baselines.gensco.state import GenScoState, PoolInput
 from sunar.configuration import Configuration
 from sunar.errors import SunarError
 from sunar.nodes.ask import make_ask
-from sunar.nodes.confidence import confidence
+from sunar.nodes.confidence import make_confidence
 from sunar.nodes.respond import respond
 from sunar.state import OutputState
 from sunar.streaming import describe_common
@@ -61,7 +61,7 @@ def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     g.add_node("candidates", candidates)
     g.add_node("select", select)
     g.add_node("answer", answer)
-    g.add_node("confidence", confidence)
+    g.add_node("confidence", make_confidence(variant))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")

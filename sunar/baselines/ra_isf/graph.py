@@ -44,7 +44,7 @@ from sunar.baselines.ra_isf.nodes import (
 from sunar.baselines.ra_isf.state import RaIsfState
 from sunar.configuration import Configuration
 from sunar.nodes.ask import make_ask
-from sunar.nodes.confidence import confidence
+from sunar.nodes.confidence import make_confidence
 from sunar.nodes.gather import gather
 from sunar.nodes.respond import respond
 from sunar.state import InputState, OutputState
@@ -68,7 +68,7 @@ def build_ra_isf(variant: str = "ra_isf", checkpointer: Any = None) -> Any:
     g.add_node("compose", compose)
     g.add_node("finish", finish)
     g.add_node("gather", gather)
-    g.add_node("confidence", confidence)
+    g.add_node("confidence", make_confidence(variant))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")
