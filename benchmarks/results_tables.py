@@ -38,7 +38,7 @@ import numpy as np
 
 from sunar.evals import calibration
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison, retrieval_metrics, token_f1
-from sunar.trust import COMBINED, FEATURES, WEIGHTS, predict, signal_matrix
+from sunar.trust import FEATURES, signal_matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "evals" / "results"
@@ -331,67 +331,33 @@ def signals_table(columns: Sequence[tuple[str, Records]], features: Sequence[str
     return table(header, body)
 
 
-def transfer(fit_on: Records, score_on: Records, features: Sequence[str] = COMBINED) -> dict[str, Any]:
-    """The combination (equal weights) fitted on all of one set of answers, scored on another."""
-    train = [r for r in fit_on if not r.get("error") and r.get("signals")]
-    model = WEIGHTS["equal"](signal_matrix(train, features), correct(train))
-    return calibration.check_calibration({"model": model, "features": list(features), "threshold": math.inf}, score_on)
+def calibrated_table(columns: Sequence[tuple[str, Records, Records]], alpha: float = 0.3) -> str:
+    """What ``sunar calibrate`` fits on one set of answers (the combined signals, their map to a
+    probability, the trust level for error rate ``alpha``), scored on answers to other questions:
+    AUROC with its 95% bootstrap interval, ECE of the probability shown, accuracy of the most
+    trusted, and what the trust level answers there."""
+    stats = []
+    for _, fit_on, score_on in columns:
+        fitted = calibration.fit_calibration([r for r in fit_on if not r.get("error")], alpha)
+        stats.append((fitted, calibration.check_calibration(fitted, [r for r in score_on if not r.get("error")])))
 
+    def interval(c: dict[str, Any]) -> str:
+        return f"{_f(c['auroc'])} [{_f(c['auroc_95'][0])}, {_f(c['auroc_95'][1])}]" if c["auroc_95"] else _f(c["auroc"])
 
-def combinations_table(a: tuple[str, Records], b: tuple[str, Records], sets: Sequence[Sequence[str]]) -> str:
-    """AUROC of combinations of signals (equal weights): 5-fold CV over both runs' answers pooled,
-    and fitted on one run, scored on the other, both ways."""
-    (la, ra), (lb, rb) = a, b
-    pooled = [r for r in [*ra, *rb] if not r.get("error")]
-    y = correct(pooled)
-    rows = []
-    for features in sets:
-        cv = calibration.auroc(calibration.cross_validated(pooled, y, features=features), y)
-        rows.append([" + ".join(f"`{f}`" for f in features), _f(cv), _f(transfer(ra, rb, features)["auroc"]), _f(transfer(rb, ra, features)["auroc"])])
-    return table(["signals combined (equal weights)", f"5-fold CV, {la} and {lb} pooled", f"fitted on {la}, scored on {lb}", f"fitted on {lb}, scored on {la}"], rows)
+    def level(f: dict[str, Any], c: dict[str, Any]) -> str:
+        if not math.isfinite(f["threshold"]):
+            return "none kept it on the fitted answers"
+        return f"{f['threshold']:.2f}: answers {c['answered']} ({c['coverage']:.0%}), {_f(c['accuracy_answered'])} right"
 
-
-def held_out_half(records: Records) -> dict[str, Any]:
-    """What ``sunar calibrate`` fits on pooled answers: the combination on half of each dataset's
-    answers, scored on the other half (AUROC, accuracy of the most trusted), and the smallest alpha
-    (in steps of 0.05, delta 0.1) whose threshold on that half keeps its promise."""
-    rows = [r for r in records if not r.get("error") and r.get("signals")]
-    y = correct(rows)
-    x = signal_matrix(rows, COMBINED)
-    fit = calibration.dealt(rows, 2) == 0
-    model = WEIGHTS["equal"](x[fit], y[fit])
-    held = predict(model, x[~fit])
-    alphas = [a / 100 for a in range(5, 100, 5)]
-    passing = [a for a in alphas if math.isfinite(calibration.conformal_threshold(held, y[~fit], a)["threshold"])]
-    return {
-        "n": int((~fit).sum()),
-        "accuracy": float(y[~fit].mean()),
-        "auroc": calibration.auroc(held, y[~fit]),
-        "accuracy_at": {str(c): calibration.accuracy_at(held, y[~fit], c) for c in calibration.COVERAGES},
-        "smallest_alpha": min(passing) if passing else None,
-    }
-
-
-def transfer_table(a: tuple[str, Records], b: tuple[str, Records]) -> str:
-    """The combination fitted on one run's answers and scored on the other's, both ways, and the
-    shipped fit (half of each dataset's pooled answers, scored on the other half)."""
-    (la, ra), (lb, rb) = a, b
-    one, two, pooled = transfer(ra, rb), transfer(rb, ra), held_out_half([*ra, *rb])
-
-    def alone(rows: Records, feature: str) -> float | None:
-        rows = [r for r in rows if not r.get("error")]
-        return calibration.auroc(np.nan_to_num(signal_matrix(rows, [feature])[:, 0], nan=-1e9), correct(rows))
-
-    fit = calibration.dealt([r for r in [*ra, *rb] if not r.get("error") and r.get("signals")], 2) == 0
-    half = [r for r, f in zip([r for r in [*ra, *rb] if not r.get("error") and r.get("signals")], fit, strict=True) if not f]
-    cols = [(one, rb), (two, ra), (pooled, half)]
-    header = ["", f"fitted on {la}, scored on {lb}", f"fitted on {lb}, scored on {la}", "the shipped fit: half of each dataset's pooled answers, scored on the other half"]
-    body = [["answers scored (right)", *(f"{c['n']} ({round(c['accuracy'] * c['n'])})" for c, _ in cols)],
-            ["**combined (`COMBINED`, equal weights)**", *(f"**{_f(c['auroc'])}**" for c, _ in cols)]]
-    for f in ("agreement", "semantic_entropy", "hop_agreement", "chain_broken"):
-        body.append([f"`{f}` alone", *(_f(alone(rows, f)) for _, rows in cols)])
-    body.append(["accuracy of the most trusted 25 / 50 / 75%", *(" / ".join(_f(c["accuracy_at"][str(k)]) for k in calibration.COVERAGES) for c, _ in cols)])
-    body.append(["smallest alpha a threshold keeps (delta 0.1)", "-", "-", _f(pooled["smallest_alpha"]) if pooled["smallest_alpha"] else "none"])
+    header = ["", *(label for label, _, _ in columns)]
+    body = [["fitted on: answers (right)", *(f"{f['n']} ({round(f['n'] * float(correct([r for r in fo if not r.get('error')]).mean()))})"
+                                             for (f, _), (_, fo, _) in zip(stats, columns, strict=True))],
+            ["map to a probability; cross-fitted AUROC there", *(f"{f['mapping']['kind']}; {_f(f['auroc_held_out'])}" for f, _ in stats)],
+            ["scored on: answers (right)", *(f"{c['n']} ({round(c['accuracy'] * c['n'])})" for _, c in stats)],
+            ["**AUROC [95% bootstrap]**", *(f"**{interval(c)}**" for _, c in stats)],
+            ["ECE of the probability shown", *(_f(c["ece"]) for _, c in stats)],
+            ["accuracy of the most trusted 25 / 50%", *(" / ".join(_f(c["accuracy_at"][str(k)]) for k in (0.25, 0.5)) for _, c in stats)],
+            [f"trust level for at most {alpha:.0%} wrong (delta 0.1)", *(level(f, c) for f, c in stats)]]
     return table(header, body)
 
 
@@ -512,12 +478,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Signals' AUROC: {where(dev63)}, {where(dev100)}, {where(dev200)}",
          lambda: signals_table([("dev63 (free text)", of(run(dev63), "sunar")), ("dev 1-100", of(run(dev100), "sunar")),
                                 ("dev 101-200", of(run(dev200), "sunar")), ("all 200", [*of(run(dev100), "sunar"), *of(run(dev200), "sunar")])],
-                               [f for f in FEATURES if f not in ("unknown", "fallback", "answer_logprob")])),
-        (f"The combination on questions it was not fitted on: {where(dev100)}, {where(dev200)}",
-         lambda: transfer_table(("dev 1-100", of(run(dev100), "sunar")), ("dev 101-200", of(run(dev200), "sunar")))),
-        (f"Other combinations of signals: {where(dev100)}, {where(dev200)}",
-         lambda: combinations_table(("dev 1-100", of(run(dev100), "sunar")), ("dev 101-200", of(run(dev200), "sunar")),
-                                    [COMBINED, ("agreement", "semantic_entropy"), (*COMBINED, "evidence_margin"), (*COMBINED, "chain_agrees")])),
+                               [f for f in FEATURES if f not in ("unknown", "fallback", "answer_logprob", "probe")])),
+        (f"The probability shown, fitted on dev 1-100 and scored on questions it never saw: {where(dev100)}, {where(dev200)}",
+         lambda: calibrated_table([("`sunar`: fitted on dev 1-100, scored on dev 101-200", of(run(dev100), "sunar"), of(run(dev200), "sunar"))])),
         (f"Ten samples and the answer's likelihood, dev 1-24: {where(dev24)} against the same questions in {where(dev63)}",
          lambda: signals_table([("m = 3 (dev63)", [r for r in of(run(dev63), "sunar") if r["id"] in {x["id"] for x in run(dev24)}]),
                                 ("m = 10 (dev24-signals-m10)", of(run(dev24), "sunar"))],
