@@ -24,10 +24,9 @@ from collections import defaultdict
 from benchmarks import add_data_argument, data_dir
 from sunar.evals.data import read_questions
 from sunar.evals.metrics import cover_em, exact_match
-from sunar.models.llm import usage
 from sunar.models.providers import make_llm
 from sunar.prompts import answer, mer, self_ask
-from sunar.usage import node
+from sunar.usage import node, usage
 
 
 def gold_documents(corpus: str, ids: set[str]) -> dict[str, dict]:

@@ -400,6 +400,12 @@ class Configuration(_Checked):
             values["llm"] = injected
         return cls.resolve(values)
 
+    @classmethod
+    def as_recorded(cls, recorded: dict[str, Any]) -> dict[str, Any]:
+        """Every field of a run that recorded these values (say, a calibration's runs): its known
+        fields as given, a field it did not record (a newer switch) at its default."""
+        return cls.resolve({k: v for k, v in recorded.items() if k in cls.model_fields}).values()
+
     def reply_schema(self, schema: dict[str, Any]) -> dict[str, Any] | None:
         """A reply's JSON schema, as the LLM is asked to decode under it (None: decode freely)."""
         return schema if self.structured_output else None

@@ -8,23 +8,29 @@ earlier turns go with it. The steps (sub-questions, evidence found, intermediate
 answers, confidence; the lines of ``sunar ask --stream``) are sent as they happen as
 ``reasoning_content``, which chat apps show as the model's thinking; ``content`` is the reply
 alone (answer, confidence, reasoning path, cited evidence), so the conversation a client sends
-back holds the answers, not the steps.
+back holds the answers, not the steps. The tokens of the LLM call that writes the final answer
+(the graph's ``answer_node``: MER; without MER, the answer call made when Self-Ask ended without
+one) are sent among the steps as they are generated, as ``sunar ask --stream`` shows them. The
+reply itself cannot come token by token: it starts with the answer as the later steps leave it
+(the chains' vote, "I don't know" below ``min_trust``) and the confidence measured after it, and
+MER's tokens are a JSON object with the rationale first. The cited evidence also goes as Open
+WebUI's own citations (:func:`sources_of`).
 
 What a client may set is what it may set on the LangGraph server (:mod:`sunar.served`): the
 fields of :data:`~sunar.configuration.ClientConfiguration`, as an object in the request's extra
 ``sunar`` field (``extra_body={"sunar": {"budget": 8}}`` with the ``openai`` client). The
 operator's fields (model, index, URLs: :data:`~sunar.configuration.OPERATOR_ENV`) come from the
 server's environment. OpenAI's own sampling fields (temperature, max_tokens, ...) are ignored:
-the algorithm has its own. Bad requests get OpenAI's error object with a one-line message. The
-server answers on 127.0.0.1 only, with :func:`sunar.served.local_only`'s Host/Origin policy and
-langgraph.json's CORS origins.
+the algorithm has its own. Bad requests get OpenAI's error object with a one-line message; a body
+over :data:`MAX_BODY` gets 413 before it is read whole. The server answers on 127.0.0.1 only, with
+:func:`sunar.served.local_only`'s Host/Origin policy and langgraph.json's CORS origins.
 
 It is written on Starlette (already installed with langgraph-api) rather than with
 langgraph-openai-serve, whose pins do fit ours: that package (6,500 lines with background runs,
 Postgres, Hatchet and tracing) streams every LLM token of a run as the reply's content (here:
 Self-Ask's drafts, the m samples, the NLI judge's verdicts) and node updates as status events,
 while this product's steps are its own ``describe_step`` lines and its reply is the ``respond``
-node's message; the part it needs is the ~200 lines below.
+node's message; the part it needs is the ~300 lines below.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import threading
 import time
 import uuid
@@ -60,6 +67,9 @@ from sunar.streaming import stream_steps
 log = logging.getLogger("sunar")
 ROLES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage, "developer": SystemMessage}
 STARTED = int(time.time())
+#: The largest request body read (1 MB): a long conversation's text is far below it, and a client
+#: cannot make the server hold more in memory (pictures in a request are dropped anyway).
+MAX_BODY = 1_000_000
 
 
 class BadRequest(Exception):
@@ -126,12 +136,14 @@ def checked(body: Any, graphs: dict[str, Any]) -> Job:
 
 
 class _Gone(Exception):
-    """The client went away: the run stops after its current step."""
+    """The client went away: the run stops at its next token or step."""
 
 
 async def run_events(job: Job) -> AsyncIterator[tuple[str, Any]]:
-    """Run the graph in a worker thread; yield ("step", line) as each step ends, then ("done",
-    final state) or ("error", exception). Leaving early stops the run at its next step."""
+    """Run the graph in a worker thread; yield ("step", text) as each step ends and as the answer
+    node's LLM writes each token, then ("done", final state) or ("error", exception). Leaving early
+    stops the run at its next token or step (:func:`sunar.streaming.stream_steps`, with the text
+    sent instead of printed)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     stop = threading.Event()
@@ -139,16 +151,15 @@ async def run_events(job: Job) -> AsyncIterator[tuple[str, Any]]:
     def put(kind: str, value: Any) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-    def describe(node: str, update: dict[str, Any], state: dict[str, Any]) -> None:
+    def emit(text: str) -> None:
         if stop.is_set():
             raise _Gone
-        line = job.kind.describe(node, update, state)
-        if line:
-            put("step", f"[{node}] {line}\n")
+        put("step", text)
 
     def work() -> None:
         try:
-            put("done", stream_steps(job.graph, {"messages": job.messages}, {"recursion_limit": 1000}, describe, context=job.context))
+            payload, config = {"messages": job.messages}, {"recursion_limit": 1000}
+            put("done", stream_steps(job.graph, payload, config, job.kind.describe, job.kind.answer_node, emit, context=job.context))
         except _Gone:
             pass
         except BaseException as exc:  # reported to the client as one line
@@ -184,15 +195,56 @@ def reply_of(state: dict[str, Any]) -> tuple[str, dict[str, int]]:
     }
 
 
+def sources_of(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cited evidence as Open WebUI's citations (Open WebUI 0.12.4), one source per passage in
+    the order of the reply's ``[n]`` list: Open WebUI numbers the sources by ``metadata.source``
+    (here the document's id), turns the ``[n]`` of the reply into a chip for the n-th, shows its
+    ``metadata.name`` (the title), its ``document`` (the text) and ``distances`` as relevance (the
+    scorer's score). Streamed, each is the ``data`` of a ``source`` event in a chunk's top-level
+    ``event`` field, which Open WebUI's middleware passes to the chat and stores with the message;
+    not streamed, the list is the completion's top-level ``sources``, which its page reads from a
+    completion. Other clients ignore both fields. A score JSON cannot hold (GenSco's -inf
+    log-likelihood) is left out."""
+    sources = []
+    for e in state.get("evidence") or []:
+        score = e.get("score")
+        scored = {"score": score} if isinstance(score, int | float) and math.isfinite(score) else {}
+        sources.append({
+            "source": {"id": e["id"], "name": e["title"]},
+            "document": [e["text"]],
+            "metadata": [{"source": e["id"], "name": e["title"], **scored}],
+            **({"distances": [score]} if scored else {}),
+        })
+    return sources
+
+
+async def read_body(request: Request) -> bytes:
+    """The request's body, or a 413 :class:`BadRequest` as soon as it is known to pass
+    :data:`MAX_BODY`: by its Content-Length before a byte is read, else (a chunked body, or a
+    Content-Length that lies) once the bytes read pass it."""
+    too_large = BadRequest(413, f"the request body is larger than {MAX_BODY} bytes", "request_too_large")
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY:
+        raise too_large
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > MAX_BODY:
+            raise too_large
+    return bytes(body)
+
+
 async def models(request: Request) -> JSONResponse:
     return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "created": STARTED, "owned_by": "sunar"} for n in GRAPH_NAMES]})
 
 
 async def chat_completions(request: Request) -> Any:
     try:
-        body = json.loads(await request.body())
+        body = json.loads(await read_body(request))
     except ValueError as exc:
         return error(400, f"the request body is not JSON ({exc})")
+    except BadRequest as exc:
+        return error(exc.status, str(exc), code=exc.code)
     try:
         job = checked(body, request.app.state.graphs)
     except BadRequest as exc:
@@ -210,13 +262,16 @@ async def chat_completions(request: Request) -> Any:
             return error(status, message, "server_error")
         else:
             text, used = reply_of(value)
+            sources = sources_of(value)
     message = {"role": "assistant", "content": text, "reasoning_content": "".join(steps)}
-    return JSONResponse({**head, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": used})
+    choices = [{"index": 0, "message": message, "finish_reason": "stop"}]
+    return JSONResponse({**head, "object": "chat.completion", "choices": choices, "usage": used, "sources": sources})
 
 
 async def stream(job: Job, head: dict[str, Any], include_usage: bool) -> AsyncIterator[str]:
-    """The run as server-sent chunks: the steps as ``reasoning_content``, then the reply as
-    ``content``; a failure as an ``error`` event; always ``data: [DONE]`` last."""
+    """The run as server-sent chunks: the steps as ``reasoning_content``, then the cited evidence
+    as Open WebUI's ``source`` events (chunks without choices, like OpenAI's usage chunk) and the
+    reply as ``content``; a failure as an ``error`` event; always ``data: [DONE]`` last."""
 
     def event(data: dict[str, Any]) -> str:
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
@@ -232,6 +287,8 @@ async def stream(job: Job, head: dict[str, Any], include_usage: bool) -> AsyncIt
             yield event({"error": {"message": failure(value)[1], "type": "server_error", "param": None, "code": None}})
         else:
             text, used = reply_of(value)
+            for source in sources_of(value):
+                yield event({**head, "object": "chat.completion.chunk", "choices": [], "event": {"type": "source", "data": source}})
             yield chunk({"content": text})
             yield chunk({}, "stop")
             if include_usage:

@@ -21,13 +21,13 @@ from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
 from sunar.models.llm import LLM
+from sunar.models.llm_cache import CallCache
 from sunar.models.nli import NLI, make_nli
 from sunar.models.providers import make_llm
 from sunar.models.recorded import RecordedLLM
 from sunar.models.scorer import Scorer, make_scorer
 from sunar.paths import DEMO_CORPUS, sunar_home
 from sunar.stores.corpus import Document
-from sunar.stores.llm_cache import CallCache
 
 log = logging.getLogger("sunar")
 

@@ -23,13 +23,18 @@ def describe_common(node: str, update: dict[str, Any]) -> str | None:
     return None
 
 
+def to_stderr(text: str) -> None:
+    print(text, end="", file=sys.stderr, flush=True)
+
+
 def stream_steps(
     graph: Any, payload: dict[str, Any] | None, config: dict[str, Any], describe: Callable[[str, dict[str, Any], dict[str, Any]], str | None],
-    tokens_from: str | None = None, **kwargs: Any
+    tokens_from: str | None = None, emit: Callable[[str], None] = to_stderr, **kwargs: Any
 ) -> dict[str, Any]:
-    """Run the graph showing each step on stderr as it happens (``describe`` gets the node, its
-    update and the state before it), and the tokens of the ``tokens_from`` node (the graph's final
-    answer) as they are generated; return the final state."""
+    """Run the graph showing each step as it happens (``describe`` gets the node, its update and
+    the state before it), and the tokens of the ``tokens_from`` node (the graph's final answer) as
+    they are generated; return the final state. ``emit`` shows the text (default: on stderr); a
+    step's line starts a new line after tokens."""
     out: dict[str, Any] = {}
     in_tokens = False
     for mode, item in graph.stream(payload, config, stream_mode=["updates", "messages", "values"], **kwargs):
@@ -37,13 +42,13 @@ def stream_steps(
             out = item
         elif mode == "messages":
             chunk, meta = item
-            if tokens_from and meta.get("langgraph_node") == tokens_from and chunk.content:
-                print(("" if in_tokens else f"[{meta['langgraph_node']}] ") + str(chunk.content), end="", file=sys.stderr, flush=True)
+            if tokens_from and meta.get("langgraph_node") == tokens_from and isinstance(chunk.content, str) and chunk.content:
+                emit(("" if in_tokens else f"[{meta['langgraph_node']}] ") + chunk.content)
                 in_tokens = True
         else:
             for node, update in item.items():
                 line = describe(node, update or {}, out)
                 if line:
-                    print(("\n" if in_tokens else "") + f"[{node}] {line}", file=sys.stderr, flush=True)
+                    emit(("\n" if in_tokens else "") + f"[{node}] {line}\n")
                     in_tokens = False
     return out

@@ -1,10 +1,12 @@
-"""Answer text: the SQuAD normalisation every comparison of answers uses (metrics, NLI's
-short-cut, the repeat checks of the decompositions), and the word-level tests built on it."""
+"""Text: the corpus's passages (:class:`Document`, what stores keep and models score), the SQuAD
+normalisation every comparison of answers uses (metrics, NLI's short-cut, the repeat checks of the
+decompositions), and the word-level tests built on it."""
 
 from __future__ import annotations
 
 import re
 import string
+from dataclasses import dataclass
 
 _PUNCTUATION = frozenset(string.punctuation)
 
@@ -32,3 +34,15 @@ _COMMON = frozenset(
 def content_words(text: str) -> set[str]:
     """Normalised words longer than two letters that are not question or function words."""
     return {w for w in normalize_answer(text).split() if len(w) > 2 and w not in _COMMON}
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    title: str
+    text: str
+
+    @property
+    def content(self) -> str:
+        """What retrieval and embeddings see: the title, then the text."""
+        return f"{self.title}\n{self.text}" if self.title else self.text

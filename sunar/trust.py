@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,16 +178,12 @@ def graph_of(calibration: dict[str, Any]) -> str:
     return str(calibration.get("graph") or calibration.get("variant") or "").partition("+")[0]
 
 
-def fitted_settings(calibration: dict[str, Any]) -> dict[str, Any]:
-    """Every configuration field as it was when the calibration's runs were made (a field the
-    runs did not record, as a newer switch, at its default)."""
-    from sunar.configuration import Configuration
-
-    recorded = calibration.get("configuration") or {}
-    return Configuration.resolve({k: v for k, v in recorded.items() if k in Configuration.model_fields}).values()
+#: How a run's recorded settings read as every configuration field (a field the run did not record,
+#: as a newer switch, at its default): :meth:`sunar.configuration.Configuration.as_recorded`.
+Resolver = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], corpus: str | None) -> str:
+def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], corpus: str | None, resolve: Resolver) -> str:
     """Why ``calibration`` does not apply to a run of ``graph`` with these configuration values on
     the corpus of this fingerprint ("" when it applies)."""
     if graph_of(calibration) != graph:
@@ -196,7 +193,7 @@ def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], co
     fitted_on = (calibration.get("corpus") or {}).get("sha256")
     if not corpus or corpus != fitted_on:
         return f"the calibration {calibration['path']} was fitted on another corpus ({(calibration.get('corpus') or {}).get('file')})"
-    expected = fitted_settings(calibration)
+    expected = resolve(calibration.get("configuration") or {})
     changed = [k for k in values if changes_answers(graph, k) and k != "llm" and k in expected and expected[k] != values[k]]
     if changed:
         said = ", ".join(f"{k}={values[k]} (fitted with {expected[k]})" for k in changed[:3])
@@ -204,12 +201,12 @@ def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], co
     return ""
 
 
-def choose(spec: str, graph: str, values: dict[str, Any], corpus: str | None) -> tuple[dict[str, Any] | None, str]:
+def choose(spec: str, graph: str, values: dict[str, Any], corpus: str | None, resolve: Resolver) -> tuple[dict[str, Any] | None, str]:
     """(the calibration to use, "") or (None, why none applies, in words a user can act on)."""
     found = candidates(spec)
     reasons = []
     for calibration in found:
-        reason = mismatch(calibration, graph, values, corpus)
+        reason = mismatch(calibration, graph, values, corpus, resolve)
         if not reason:
             return calibration, ""
         reasons.append((graph_of(calibration) == graph and calibration.get("llm") == values.get("llm"), reason))

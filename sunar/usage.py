@@ -18,7 +18,13 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Overwrite
 
-from sunar.models.llm import usage
+
+def usage(message: AIMessage) -> tuple[int, int]:
+    """(prompt tokens, generated tokens) of a reply, 0 where the backend reported none."""
+    meta = message.usage_metadata or {}
+    return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+
+
 
 COUNTERS = (
     "llm_calls", "judge_calls", "loglik_calls", "prompt_tokens", "generated_tokens", "llm_seconds", "nli_seconds",

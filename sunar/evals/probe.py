@@ -28,9 +28,9 @@ FOLDS = 5
 
 def reader(spec: str) -> LLM:
     """The LLM ``spec`` with its hidden states kept in the shared call cache."""
+    from sunar.models.llm_cache import CallCache
     from sunar.models.providers import make_llm
     from sunar.models.recorded import RecordedLLM
-    from sunar.stores.llm_cache import CallCache
 
     return RecordedLLM(make_llm(spec), CallCache(sunar_home() / "hidden-states.sqlite"))
 

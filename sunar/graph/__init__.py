@@ -217,9 +217,3 @@ def build_graph(name: str = "sunar", checkpointer: Any = None) -> Any:
     """Compile the named graph: a SUNAR variant or a baseline."""
     return GRAPHS[check_graph(name)].build(name, checkpointer=checkpointer)
 
-
-# Named graphs for langgraph.json / LangGraph Studio.
-sunar = build_graph("sunar")
-sunar_no_asu = build_graph("sunar_no_asu")
-sunar_r = build_graph("sunar_r")
-self_ask = build_graph("self_ask")

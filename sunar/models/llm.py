@@ -84,9 +84,3 @@ def pick_label(reply: str, labels: Sequence[str]) -> dict[str, float]:
         if text.startswith(label.lower()):
             return {lab: (0.0 if lab == label else -math.inf) for lab in labels}
     return {lab: -math.inf for lab in labels}
-
-
-def usage(message: AIMessage) -> tuple[int, int]:
-    """(prompt tokens, generated tokens) of a reply, 0 where the backend reported none."""
-    meta = message.usage_metadata or {}
-    return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))

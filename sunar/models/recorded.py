@@ -1,5 +1,5 @@
 """An LLM whose calls are counted for the node being run and, with a
-:class:`~sunar.stores.llm_cache.CallCache`, read from the cache when made before.
+:class:`~sunar.models.llm_cache.CallCache`, read from the cache when made before.
 
 Calls read from the cache are still counted, with the seconds they took when computed, and also as
 ``cached_calls`` / ``cached_seconds``, so cost figures do not depend on what the cache held.
@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from sunar.models.llm import LLM
-from sunar.stores.llm_cache import CallCache, call_key
+from sunar.models.llm_cache import CallCache, call_key
 from sunar.usage import count_judgement, count_loglik, count_replies
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from sunar.errors import ModelUnavailable
 from sunar.models.embedder import Embedder, hf_cached, package_folder
-from sunar.stores.corpus import Document
+from sunar.text import Document
 
 log = logging.getLogger("sunar")
 

@@ -61,7 +61,7 @@ def make_confidence(graph: str) -> Callable[[dict[str, Any], RunnableConfig], di
         found = signals(state, samples, sets, agreement)
         if cfg.answer_likelihood:
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
-        calibration, why_not = trust.choose(cfg.calibration, graph, cfg.values(), corpus_of(res.index))
+        calibration, why_not = trust.choose(cfg.calibration, graph, cfg.values(), corpus_of(res.index), Configuration.as_recorded)
         if calibration:
             if "probe" in calibration["features"]:
                 found["probe"] = trust.probe_signal(calibration, res.llm, state["question"], state["answer"])

@@ -14,18 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sunar.errors import SunarError
-
-
-@dataclass(frozen=True)
-class Document:
-    id: str
-    title: str
-    text: str
-
-    @property
-    def content(self) -> str:
-        """What retrieval and embeddings see: the title, then the text."""
-        return f"{self.title}\n{self.text}" if self.title else self.text
+from sunar.text import Document  # noqa: F401  (a corpus is read into them; defined in sunar.text so models need no store)
 
 
 @dataclass

@@ -6,6 +6,7 @@ loopback port with the scripted gold oracle (tests/oracle.py) as its LLM; scorer
 graphs are real."""
 
 import ast
+import ipaddress
 import json
 import os
 import signal
@@ -60,13 +61,57 @@ def stop(proc) -> None:
     proc.wait(timeout=30)
 
 
+def _address(hexadecimal: str) -> str:
+    """An address as /proc/net/tcp{,6} writes it: 32-bit words in the machine's (little-endian) order."""
+    raw = bytes.fromhex(hexadecimal)
+    return str(ipaddress.ip_address(b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))))
+
+
+def listening(group: int) -> set[tuple[str, int]]:
+    """The TCP (address, port) pairs the processes of process group ``group`` listen on, read from
+    /proc (Linux): what a server really bound, whatever its code or command line says."""
+    sockets: set[str] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) != group:  # after the name: state, ppid, pgrp
+                continue
+            for fd in (stat.parent / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    sockets.add(target[len("socket:["):-1])
+        except OSError:  # the process ended meanwhile
+            continue
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path("/proc/net", table).read_text().splitlines()[1:]:
+            fields = line.split()  # sl, local address:port, remote, state (0A: listening), ..., inode
+            if fields[3] == "0A" and fields[9] in sockets:
+                address, port = fields[1].split(":")
+                found.add((_address(address), int(port, 16)))
+    return found
+
+
+def assert_loopback_only(group: int, url: str) -> None:
+    """The server at ``url`` (process group ``group``) listens on its port of 127.0.0.1 and on no
+    address but the loopback's, whatever else it opens."""
+    sockets = listening(group)
+    assert ("127.0.0.1", int(url.rsplit(":", 1)[1])) in sockets, sockets
+    assert all(ipaddress.ip_address(address).is_loopback for address, _ in sockets), sockets
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, demo_index):
+def served(tmp_path_factory, demo_index):
+    """The server process and its URL."""
     # the operator's settings: the oracle stands in for the embedded model (so the cpu profile applies)
     proc, url = start(tmp_path_factory.mktemp("openai-api"), SUNAR_LLM="embedded:qwen2.5-1.5b", SUNAR_INDEX_DIR=str(demo_index),
                       SUNAR_NLI="llm", SUNAR_SCORER="dense")
-    yield url
+    yield proc, url
     stop(proc)
+
+
+@pytest.fixture(scope="module")
+def server(served):
+    return served[1]
 
 
 @pytest.fixture(scope="module")
@@ -202,11 +247,24 @@ def test_other_hosts_and_web_origins_are_refused(server):
     assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == "http://localhost:3000"
 
 
-def test_the_endpoint_binds_the_loopback_only():
+@pytest.mark.slow
+def test_the_endpoint_listens_on_the_loopback_only(served):
+    proc, url = served
+    assert_loopback_only(proc.pid, url)
+
+
+def test_serve_openai_hands_uvicorn_the_loopback(monkeypatch):
+    import uvicorn
+
+    from sunar import openai_api
     from sunar.cli import build_parser
 
+    seen = {}
+    monkeypatch.setattr(openai_api, "create_app", lambda: "the app")
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
     args = build_parser().parse_args(["serve-openai"])
-    assert args.port == 8000 and 'host="127.0.0.1"' in Path(sys.modules["sunar.cli"].__file__).read_text()
+    assert args.func(args) == 0
+    assert (seen["app"], seen["host"], seen["port"]) == ("the app", "127.0.0.1", 8000)
 
 
 @pytest.mark.slow

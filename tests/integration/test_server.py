@@ -1,13 +1,16 @@
-"""The graphs served by `langgraph dev` (what LangGraph Studio and chat front ends talk to),
-driven through the HTTP API with langgraph_sdk as Studio does (its web origin and auth scheme):
-assistants, a chat question, the thread's history, interrupts with an edited sub-question, two
-questions at once, a second question on a thread. The operator's settings (model, index, scorer,
-NLI) come from the server's environment; a client that names one, or sends a bad value, gets the
-one-line error. Pages of other web origins get no CORS permission and are refused. The LLM is the
-scripted gold oracle (tests/oracle.py); scorer, stores and graphs are real."""
+"""The graphs served by `langgraph dev` as `./run studio` starts it, on the loopback only (what
+LangGraph Studio and chat front ends talk to), driven through the HTTP API with langgraph_sdk as
+Studio does (its web origin and auth scheme): assistants, a chat question, the thread's history,
+interrupts with an edited sub-question, two questions at once, a second question on a thread. The
+operator's settings (model, index, scorer, NLI) come from the server's environment; a client that
+names one, or sends a bad value, gets the one-line error. Pages of other web origins get no CORS
+permission and are refused. The LLM is the scripted gold oracle (tests/oracle.py); scorer, stores
+and graphs are real."""
 
+import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from test_openai_api import assert_loopback_only
 
 from conftest import free_port, wait_until_up
 
@@ -55,21 +59,50 @@ def langsmith_endpoint():
     server.shutdown()
 
 
+def run_copy(folder: Path, langgraph: str | None = None) -> tuple[Path, dict[str, str]]:
+    """``./run`` copied into ``folder`` with a venv of its own, marked installed (so ./run installs
+    nothing), whose ``bin/langgraph`` is this venv's (or a script with the text ``langgraph``):
+    ``./run studio`` as a user starts it, with langgraph dev's state (kept in the working
+    directory, which ./run makes its own) out of the checkout. Returns the script and the
+    environment variable that points ./run at the venv."""
+    shutil.copy2(ROOT / "run", folder / "run")
+    (folder / "pyproject.toml").write_text("")
+    venv = folder / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / ".sunar-installed").write_text(hashlib.sha256(b"").hexdigest()[:16])  # as ./run marks it: pyproject.toml's hash
+    if langgraph is None:
+        (venv / "bin" / "langgraph").symlink_to(Path(sys.executable).with_name("langgraph"))
+    else:
+        (venv / "bin" / "langgraph").write_text(langgraph)
+        (venv / "bin" / "langgraph").chmod(0o755)
+    return folder / "run", {"SUNAR_VENV": str(venv)}
+
+
+def test_run_studio_starts_langgraph_dev_on_the_loopback(tmp_path):
+    run, env = run_copy(tmp_path, '#!/bin/sh\necho "$@"\n')
+    result = subprocess.run([str(run), "studio", "--port", "2999"], capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["dev", "--no-browser", "--host", "127.0.0.1", "--port", "2999"]
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, demo_index, langsmith_endpoint):
-    """`langgraph dev` on a free loopback port, analytics and version check off; stopped by pid.
-    The project's langgraph.json (auth, CORS) with the graphs of tests/served.py; the operator's
-    settings in the server's environment, and LangSmith tracing asked for, to a stand-in."""
+def studio(tmp_path_factory, demo_index, langsmith_endpoint):
+    """``./run studio`` (:func:`run_copy`) on a free port, with --no-reload; the process and its
+    URL, stopped by process group. The project's langgraph.json (auth, CORS) with the graphs of
+    tests/served.py; the operator's settings in the server's environment, and LangSmith tracing
+    asked for, to a stand-in."""
     folder = tmp_path_factory.mktemp("server")
     spec = json.loads((ROOT / "langgraph.json").read_text())
     spec["dependencies"] = [str(ROOT)]
     spec["graphs"] = {name: f"{TESTS / 'served.py'}:{name}" for name in spec["graphs"]}  # the graphs, with the oracle
     (folder / "langgraph.json").write_text(json.dumps(spec))
+    run, venv = run_copy(folder)
     port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("SUNAR_") or k == "SUNAR_HOME"},
+        **venv,
         "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",  # ./run sets them too
         "LANGGRAPH_NO_VERSION_CHECK": "1",
         # the operator's settings (the oracle stands in for the embedded model)
         "SUNAR_LLM": "embedded:qwen2.5-1.5b",
@@ -82,19 +115,23 @@ def server(tmp_path_factory, demo_index, langsmith_endpoint):
         "LANGSMITH_ENDPOINT": langsmith_endpoint,
         "LANGSMITH_API_KEY": "lsv2-not-a-key",
     }
-    cli = Path(sys.executable).with_name("langgraph")
     url = f"http://127.0.0.1:{port}"
     with open(folder / "server.log", "w") as log:
         proc = subprocess.Popen(
-            [str(cli), "dev", "--config", str(folder / "langgraph.json"), "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"],
+            [str(run), "studio", "--config", str(folder / "langgraph.json"), "--port", str(port), "--no-reload"],
             cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
-            wait_until_up(proc, f"{url}/ok", folder / "server.log", 180, "langgraph dev")
-            yield url
+            wait_until_up(proc, f"{url}/ok", folder / "server.log", 180, "./run studio")
+            yield proc, url
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(studio):
+    return studio[1]
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +147,10 @@ def config():
     return {"configurable": SMALL}
 
 
-def test_studio_serves_on_the_loopback_only():
-    studio = next(line for line in (ROOT / "run").read_text().splitlines() if line.strip().startswith("exec") and " dev " in line)
-    assert "--host 127.0.0.1" in studio
+@pytest.mark.slow
+def test_studio_listens_on_the_loopback_only(studio):
+    proc, url = studio
+    assert_loopback_only(proc.pid, url)
 
 
 @pytest.mark.slow
@@ -203,19 +241,28 @@ HOSTILE = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("route", ["context", "configurable"])
-@pytest.mark.parametrize(("setting", "message"), HOSTILE + [({"budgte": 5}, "configuration: unknown field 'budgte'")])
+@pytest.mark.parametrize(
+    ("route", "setting", "message"),
+    [(route, setting, message) for route in ("context", "configurable") for setting, message in HOSTILE]
+    + [("configurable", {"budgte": 5}, "configuration: unknown field 'budgte'")],
+)
 def test_a_hostile_or_bad_setting_from_a_client_gets_the_one_clear_error(client, route, setting, message):
-    """Sent as context or in config.configurable. (A field the context schema does not name, sent
-    as context, is dropped by the LangGraph server itself before the graph sees it.)"""
-    if route == "context" and "budgte" in setting:
-        pytest.skip("the LangGraph server drops context keys its schema does not name")
+    """Sent as context or in config.configurable (a field the context schema does not name, sent as
+    context, never reaches the graph: the next test)."""
     thread = client.threads.create()["thread_id"]
     sent = {"context": setting} if route == "context" else {"config": {"configurable": setting}}
     out = client.runs.wait(thread, "sunar", input={"question": Q1}, raise_error=False, **sent)
     error = (out or {}).get("__error__") or {}
     assert error.get("message", "").startswith(message) and "\n" not in error["message"], out
     assert error.get("error") == "ConfigurationError", out
+
+
+@pytest.mark.slow
+def test_a_field_the_context_schema_does_not_name_is_dropped_by_the_server(client):
+    """The LangGraph server drops it before the graph sees it, so the run answers as without it."""
+    thread = client.threads.create()["thread_id"]
+    out = client.runs.wait(thread, "sunar", input={"question": Q1}, context={**SMALL, "budgte": 5}, raise_error=False)
+    assert "__error__" not in out and out["answer"] == "Missoula, Montana", out
 
 
 @pytest.mark.slow

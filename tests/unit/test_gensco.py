@@ -19,12 +19,12 @@ from sunar.baselines.gensco.graph import build_gensco
 from sunar.baselines.gensco.prompts import parse_next
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.graph import build_graph
+from sunar.models.llm_cache import CallCache
 from sunar.models.ollama import OllamaLLM
 from sunar.models.recorded import RecordedLLM
 from sunar.prompts import answer as answer_prompt
 from sunar.prompts.structured import as_reply, gbnf, read_object
 from sunar.resources import Resources
-from sunar.stores.llm_cache import CallCache
 from sunar.usage import node
 
 QUESTION = "Where was the director of film Ronnie Rocket born?"

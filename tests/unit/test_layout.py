@@ -1,4 +1,5 @@
-"""The package's shape: no import cycles, no test double or benchmark reachable from product
+"""The package's shape: no import cycles between modules nor between folders (each folder of
+``sunar`` and each top-level module one unit), no test double or benchmark reachable from product
 code, and no machine's absolute paths anywhere in the repository."""
 
 import ast
@@ -57,6 +58,55 @@ def test_no_import_cycles():
         if start not in state:
             visit(start, [start])
     assert not cycles, cycles
+
+
+def unit(module: str) -> str:
+    """The folder or top-level module a module belongs to: ``sunar.models.llm`` -> ``sunar.models``."""
+    return ".".join(module.split(".")[:2])
+
+
+def folder_loops(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of units (:func:`unit`) that import each other round a loop (strongly connected
+    components of more than one unit; the package's own ``__init__`` is no unit)."""
+    units: dict[str, set[str]] = {}
+    for a, targets in edges.items():
+        units.setdefault(unit(a), set()).update(unit(b) for b in targets if unit(b) not in (unit(a), "sunar"))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(units.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(group) > 1:
+                loops.append(sorted(group))
+
+    for v in sorted(units):
+        if v not in index:
+            visit(v)
+    return loops
+
+
+def test_no_import_loops_between_folders_or_top_level_modules():
+    assert folder_loops(graph()) == []
+
+
+def test_a_loop_between_folders_is_found_whatever_modules_make_it():
+    edges = {"sunar.models.scorer": {"sunar.stores.corpus"}, "sunar.stores.index": {"sunar.models.embedder"}, "sunar.models.embedder": set(),
+             "sunar.stores.corpus": {"sunar.text"}, "sunar.text": set(), "sunar.nodes.a": {"sunar.models.scorer", "sunar"}}
+    assert folder_loops(edges) == [["sunar.models", "sunar.stores"]]  # no module cycle, yet the folders loop
+    del edges["sunar.models.scorer"]
+    assert folder_loops(edges) == []
 
 
 def test_product_code_never_imports_tests_or_benchmarks():

@@ -6,8 +6,8 @@ from langchain_core.messages import HumanMessage
 from fakes import counted
 from scripted import ScriptedLLM
 from sunar.errors import SunarError
+from sunar.models.llm_cache import CallCache
 from sunar.models.recorded import RecordedLLM
-from sunar.stores.llm_cache import CallCache
 
 MESSAGES = [HumanMessage("Question: Who directed Ronnie Rocket?")]
 

@@ -14,10 +14,11 @@ from scripted import ScriptedLLM
 from sunar.errors import ModelUnavailable
 from sunar.models import gguf
 from sunar.models import ollama as llm_mod
-from sunar.models.llm import pick_label, usage
+from sunar.models.llm import pick_label
 from sunar.models.nli import LLMJudgeNLI, semantic_sets
 from sunar.models.providers import make_llm, resolve_llm
 from sunar.text import normalize_answer
+from sunar.usage import usage
 
 
 def test_assemble_verifies_sha256_and_is_atomic(tmp_path):

@@ -8,10 +8,10 @@ import pytest
 from fakes import MemoryIndex, TableScorer, counted, docs, prompt_kind, question_of, resources, scripted_llm
 from scripted import ScriptedLLM
 from sunar.graph import VARIANTS, build_graph
+from sunar.models.llm_cache import CallCache
 from sunar.models.recorded import RecordedLLM
 from sunar.prompts import answer, mer, self_ask
 from sunar.prompts.structured import as_reply, gbnf, is_json_schema, object_schema, read_object
-from sunar.stores.llm_cache import CallCache
 
 QUESTION = "Where was the director of film Ronnie Rocket born?"
 CORPUS = docs(

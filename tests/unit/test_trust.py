@@ -37,20 +37,20 @@ def test_a_calibration_applies_only_to_the_graph_model_settings_and_corpus_it_wa
         trust.candidates(str(tmp_path / "broken.json"))
     path = str(calibration_file(tmp_path))
     values = Configuration.resolve({"llm": "scripted:scripted", "samples": 2}).values()
-    chosen, why = trust.choose(path, "sunar", values, "fp")
+    chosen, why = trust.choose(path, "sunar", values, "fp", Configuration.as_recorded)
     assert chosen["path"] == path and why == ""
     # what a user reads instead, one reason each, with what to do
-    assert trust.choose(path, "self_ask", values, "fp")[1].startswith(f"the calibration {path} was fitted for the sunar graph; fit one with")
-    assert "was fitted on another corpus (c.jsonl)" in trust.choose(path, "sunar", values, "other")[1]
-    assert "another corpus" in trust.choose(path, "sunar", values, None)[1]  # an index that does not say which corpus
+    assert trust.choose(path, "self_ask", values, "fp", Configuration.as_recorded)[1].startswith(f"the calibration {path} was fitted for the sunar graph; fit one with")
+    assert "was fitted on another corpus (c.jsonl)" in trust.choose(path, "sunar", values, "other", Configuration.as_recorded)[1]
+    assert "another corpus" in trust.choose(path, "sunar", values, None, Configuration.as_recorded)[1]  # an index that does not say which corpus
     other_model = Configuration.resolve({"llm": "ollama:llama3.1", "samples": 2}).values()
-    assert "was fitted for scripted:scripted, not ollama:llama3.1" in trust.choose(path, "sunar", other_model, "fp")[1]
+    assert "was fitted for scripted:scripted, not ollama:llama3.1" in trust.choose(path, "sunar", other_model, "fp", Configuration.as_recorded)[1]
     more = Configuration.resolve({"llm": "scripted:scripted", "samples": 5}).values()
-    assert "was fitted with other settings: samples=5 (fitted with 2)" in trust.choose(path, "sunar", more, "fp")[1]
+    assert "was fitted with other settings: samples=5 (fitted with 2)" in trust.choose(path, "sunar", more, "fp", Configuration.as_recorded)[1]
     served = Configuration.resolve({"llm": "scripted:scripted", "samples": 2, "llm_cache": "x.sqlite", "min_trust": 0.5}).values()
-    assert trust.choose(path, "sunar", served, "fp")[1] == ""  # where calls are cached and how trust is shown change no answer
-    assert trust.choose("off", "sunar", values, "fp") == (None, "calibration is off")
-    shipped = trust.choose("auto", "sunar", values, "fp")[1]
+    assert trust.choose(path, "sunar", served, "fp", Configuration.as_recorded)[1] == ""  # where calls are cached and how trust is shown change no answer
+    assert trust.choose("off", "sunar", values, "fp", Configuration.as_recorded) == (None, "calibration is off")
+    shipped = trust.choose("auto", "sunar", values, "fp", Configuration.as_recorded)[1]
     assert shipped.startswith("none is shipped for the sunar graph with scripted:scripted; fit one with: sunar calibrate")
 
 
@@ -233,11 +233,11 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
         assert calibration["llm"] == "embedded:qwen2.5-1.5b" and calibration["questions"]["file"] == "dev.jsonl"
         assert calibration["corpus"]["sha256"] == corpus and calibration["features"][: len(trust.COMBINED)] == list(trust.COMBINED)
         assert len(set(calibration["ids"])) == calibration["fitted_on"] == calibration["n"] in (40, 100)
-        assert trust.choose("auto", graph, defaults, corpus) == (calibration, ""), graph
+        assert trust.choose("auto", graph, defaults, corpus, Configuration.as_recorded) == (calibration, ""), graph
     sunar = shipped["sunar"]
     assert sunar["runs"] == ["dev100-structured-qwen1.5b-cpu"] and sunar["fitted_on"] == 100
-    assert trust.choose("auto", "sunar", defaults, "another corpus")[0] is None
-    assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus)[0] is None
+    assert trust.choose("auto", "sunar", defaults, "another corpus", Configuration.as_recorded)[0] is None
+    assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus, Configuration.as_recorded)[0] is None
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
     unsure = trust.judge({"agreement": 0.0, "semantic_entropy": 1.1, "sets": 3, "chain_agrees": 0.0}, sunar)
     assert 0.0 < unsure["trust"] < sure["trust"] < 1.0 and unsure["why"]
