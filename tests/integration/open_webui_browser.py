@@ -1,8 +1,10 @@
 """A person's chat in Open WebUI, driven in headless Chromium by Playwright; run by the Open WebUI venv's
-Python (Playwright is not in the project's venv): ``python open_webui_browser.py URL MODEL QUESTION OUT``.
+Python (Playwright is not in the project's venv): ``python open_webui_browser.py URL MODEL QUESTION CITED OUT``.
 Opens the page, closes the release notes shown on a first visit, picks MODEL in the model selector, types
-QUESTION, sends it, waits for the reply to be complete, opens its thinking, and writes to OUT as JSON what the
-page shows: the reply, the thinking, the model named on the reply and the whole page's text, with timings.
+QUESTION, sends it, waits for the reply to be complete, opens its thinking and then the citation chip named
+CITED, and writes to OUT as JSON what the page shows: the reply, the thinking, the reply's buttons (its
+citation chips among them), the opened citation's text, the model named on the reply and the whole page's
+text, with timings.
 On failure a screenshot and the page's text are left beside OUT."""
 
 import json
@@ -17,7 +19,7 @@ from playwright.sync_api import sync_playwright
 CHROMIUM = "/usr/bin/chromium"  # Debian's: Playwright's own browser download is not used
 
 
-def chat(page, url: str, model: str, question: str) -> dict:
+def chat(page, url: str, model: str, question: str, cited: str) -> dict:
     started = time.perf_counter()
     page.goto(url)
     page.locator("#chat-input").wait_for(timeout=60_000)
@@ -47,26 +49,37 @@ def chat(page, url: str, model: str, question: str) -> dict:
         thought.click()
         page.wait_for_timeout(500)
         thinking = reply.inner_text().strip().removeprefix(folded).split(shown.strip()[:40])[0]
+    buttons = [b.strip() for b in reply.get_by_role("button").all_inner_texts() if b.strip()]
+    opened = ""
+    chip = reply.get_by_role("button").filter(has_text=cited)
+    if chip.count():  # a citation chip: it opens the passage behind it
+        chip.first.click()
+        dialog = page.get_by_role("dialog").last
+        with suppress(PlaywrightTimeout):
+            dialog.wait_for(timeout=10_000)
+            opened = dialog.inner_text()
     return {
         "offered": [o.strip() for o in offered],
         "model": page.locator("#response-message-model-name").last.inner_text().strip(),
         "chat": page.locator("#chat-pane").inner_text(),
         "reply": shown.strip(),
         "thinking": thinking,
+        "buttons": buttons,
+        "opened": opened,
         "page": page.locator("body").inner_text(),
         "seconds": {"page": round(loaded, 1), "answer": round(answered, 1)},
     }
 
 
 def main() -> int:
-    url, model, question, out = sys.argv[1:5]
+    url, model, question, cited, out = sys.argv[1:6]
     out = Path(out)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
             try:
-                out.write_text(json.dumps(chat(page, url, model, question)))
+                out.write_text(json.dumps(chat(page, url, model, question, cited)))
             except Exception:
                 page.screenshot(path=str(out.with_suffix(".png")), full_page=True)
                 out.with_suffix(".txt").write_text(page.locator("body").inner_text())

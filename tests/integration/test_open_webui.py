@@ -102,7 +102,7 @@ def webui(tmp_path_factory, endpoint):
 def test_a_question_typed_in_open_webui_gets_the_answer_with_its_citations_and_steps(webui, capsys):
     url, folder, startup = webui
     out = folder / "chat.json"
-    driver = subprocess.Popen([str(VENV / "bin" / "python"), str(DRIVER), url, "sunar", Q1, str(out)],
+    driver = subprocess.Popen([str(VENV / "bin" / "python"), str(DRIVER), url, "sunar", Q1, "Ronnie Rocket", str(out)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         output, _ = driver.communicate(timeout=300)
@@ -118,8 +118,9 @@ def test_a_question_typed_in_open_webui_gets_the_answer_with_its_citations_and_s
     assert reply.lstrip().startswith("Missoula, Montana"), reply  # the answer first
     assert "Sampled answers agreeing with it: " in reply and "not a probability of being right" in reply  # no calibration for the demo corpus
     assert "Who directed film Ronnie Rocket? -> David Lynch" in reply and "Where was David Lynch born? -> Missoula, Montana" in reply
-    evidence = reply.split("Evidence:", 1)[1]  # the citations, numbered, with their documents' titles
-    assert "[1] Ronnie Rocket (" in evidence and "David Lynch (" in evidence, evidence
+    assert "Evidence:" in reply and "Ronnie Rocket" in reply.split("Evidence:", 1)[1]  # the numbered list, for every client
+    assert any("Ronnie Rocket" in b for b in seen["buttons"]), seen["buttons"]  # Open WebUI's own citation chips
+    assert "Ronnie Rocket is" in seen["opened"], seen["opened"]  # a chip opens the passage behind it
     assert "follow-up: Who directed film Ronnie Rocket?" in seen["thinking"]  # the steps, as the model's thinking
     with capsys.disabled():
         print(f"\n[open-webui] started in {startup:.1f} s; page ready in {seen['seconds']['page']} s; "

@@ -294,3 +294,37 @@ def test_no_trace_leaves_the_server(client, langsmith_endpoint):
     assert client.runs.wait(thread, "self_ask", input={"question": Q1}, context=SMALL)["answer"] == "Missoula, Montana"
     time.sleep(3)  # langsmith sends traces from a background thread
     assert not [r for r in LangSmithStandIn.seen if "/runs" in r], LangSmithStandIn.seen
+
+
+@pytest.mark.slow
+def test_an_mcp_client_lists_the_graphs_as_tools_and_calls_sunar(server):
+    """What an MCP-speaking chat app gets at /mcp (langgraph-api's streamable HTTP endpoint, on by
+    default), with the official ``mcp`` client: every graph is a tool whose input schema names the
+    question, and calling ``sunar`` with a question returns its answer, confidence and evidence."""
+    import asyncio
+
+    from mcp import Client
+
+    async def session():
+        async with Client(f"{server}/mcp") as client:
+            listed = await client.list_tools()
+            return {t.name: t for t in listed.tools}, await client.call_tool("sunar", {"question": Q1})
+
+    tools, called = asyncio.run(session())
+    assert {"sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf", "rag"} <= set(tools)
+    schema = tools["sunar"].input_schema
+    assert schema["type"] == "object" and "question" in schema["properties"]
+    text = called.content[0].text
+    assert not called.is_error and "Missoula, Montana" in text
+    assert "'confidence':" in text and "'confidence_basis':" in text and "'evidence':" in text and "Ronnie Rocket" in text
+
+
+@pytest.mark.slow
+def test_the_a2a_endpoint_is_off(client, server):
+    """langgraph.json turns off langgraph-api's A2A endpoint (its message-based protocol does not fit
+    graphs that take a question and settings; untested surface is not served): /a2a/{assistant} is
+    not found, while /mcp answers."""
+    assistant = next(a for a in client.assistants.search(limit=50) if a["graph_id"] == "sunar")["assistant_id"]
+    assert httpx.get(f"{server}/a2a/{assistant}").status_code == 404
+    assert httpx.post(f"{server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                      headers={"Accept": "application/json, text/event-stream"}).status_code == 200
