@@ -450,6 +450,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     text20, old100 = "dev20-structured-qwen1.5b-cpu", "dev100-qwen1.5b-cpu"
     sunar4 = ["sunar", "sunar_no_asu", "sunar_r", "self_ask"]
     acts, acts_a = "dev41-acts-qwen1.5b-cpu", "sunar+asu_batches=false+hop_samples=3+branch_width=2+demonstrations=2"
+    confirm, acts_s, demos = "dev101-217-acts-confirm-qwen1.5b-cpu", f"{acts_a}+grounded_final=true", "self_ask+demonstrations=2"
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(dev100)}", lambda: answers_table(run(dev100), sunar4)),
         (f"Held-out questions, dev 101-200: {where(dev200)}", lambda: answers_table(run(dev200), base=None)),
@@ -468,6 +469,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Uncertainty that acts, each switch against SUNAR with hop sampling and branching: {where(acts)}",
          lambda: answers_table(run(acts), [v for v in variants_of(run(acts)) if v.startswith(acts_a)], base=acts_a, differ=True)),
         (f"Wall seconds by node, SUNAR with hop sampling and branching: {where(acts)}", lambda: node_table(run(acts), acts_a)),
+        (f"Confirmation, dev 101-217 (run once the design was fixed): {where(confirm)}", lambda: answers_table(run(confirm), base=demos)),
+        (f"Dev 1-41 and the confirmation questions together: {where(acts)}, {where(confirm)}",
+         lambda: answers_table([*of(run(acts), demos), *of(run(acts), acts_s), *run(confirm)], [demos, acts_s], base=demos)),
         (f"Evidence recall by dataset: {where(dev100)}, {where(base40)}, {where(pools)}",
          lambda: retrieval_table([(dev100, run(dev100), ["sunar", "self_ask", "sunar+first_stage=bm25"]),
                                   (base40, run(base40), ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]),
@@ -481,6 +485,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                [f for f in FEATURES if f not in ("unknown", "fallback", "answer_logprob", "probe")])),
         (f"The probability shown, fitted on dev 1-100 and scored on questions it never saw: {where(dev100)}, {where(dev200)}",
          lambda: calibrated_table([("`sunar`: fitted on dev 1-100, scored on dev 101-200", of(run(dev100), "sunar"), of(run(dev200), "sunar"))])),
+        (f"The probability shown for uncertainty that acts, fitted on dev 1-41, scored on dev 101-217: {where(acts)}, {where(confirm)}",
+         lambda: calibrated_table([(f"`{v}`", of(run(acts), v), of(run(confirm), v)) for v in (acts_s, demos)])),
         (f"Ten samples and the answer's likelihood, dev 1-24: {where(dev24)} against the same questions in {where(dev63)}",
          lambda: signals_table([("m = 3 (dev63)", [r for r in of(run(dev63), "sunar") if r["id"] in {x["id"] for x in run(dev24)}]),
                                 ("m = 10 (dev24-signals-m10)", of(run(dev24), "sunar"))],
