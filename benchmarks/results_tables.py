@@ -294,6 +294,26 @@ def chain_table(records: Records, variant: str) -> str:
                  [[len(rows), int(sum(mer)), int(sum(last)), only_chain, only_mer]])
 
 
+def branching_table(records: Records, variant: str) -> str:
+    """How the uncertainty acted in a variant with hop sampling and branching: hops whose sampled
+    answers fell into more than one semantic set, questions that branched (more than one chain
+    ended; a question that never branched records none) and how many of those were right, and where
+    the gold answer was among what they found (cover-EM against a branched question's chain
+    answers, or any hop's candidate answers)."""
+    rows = [r for r in of(records, variant) if not r.get("error")]
+
+    def found(texts: Sequence[str], r: dict[str, Any]) -> bool:
+        return any(cover_em(str(t), r.get("gold") or []) for t in texts)
+
+    hops = [h for r in rows for h in r.get("reasoning_path") or []]
+    branched = [r for r in rows if len(r.get("chains") or []) > 1]
+    in_chains = sum(found([c["answer"] for c in r.get("chains") or []], r) for r in rows)
+    in_candidates = sum(found([c["answer"] for h in r.get("reasoning_path") or [] for c in h.get("candidates") or []], r) for r in rows)
+    return table(["questions (right)", "hops", "hops uncertain (> 1 set)", "questions branched (right)", "gold among their chains' answers", "gold among any hop's candidates"],
+                 [[f"{len(rows)} ({int(sum(scores(r)['cover_em'] for r in rows))})", len(hops), sum(len(h.get("candidates") or []) > 1 for h in hops),
+                   f"{len(branched)} ({int(sum(scores(r)['cover_em'] for r in branched))})", in_chains, in_candidates]])
+
+
 # ---------------------------------------------------------------------------------------------
 # Confidence
 
@@ -470,6 +490,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(acts), [v for v in variants_of(run(acts)) if v.startswith(acts_a)], base=acts_a, differ=True)),
         (f"Wall seconds by node, SUNAR with hop sampling and branching: {where(acts)}", lambda: node_table(run(acts), acts_a)),
         (f"Confirmation, dev 101-217 (run once the design was fixed): {where(confirm)}", lambda: answers_table(run(confirm), base=demos)),
+        (f"How the uncertainty acted on the confirmation questions: {where(confirm)}", lambda: branching_table(run(confirm), acts_s)),
+        (f"Where the confirmation's wrong answers were lost: {where(confirm)}", lambda: (t := texts()) and stages_table(run(confirm), t)),
         (f"Dev 1-41 and the confirmation questions together: {where(acts)}, {where(confirm)}",
          lambda: answers_table([*of(run(acts), demos), *of(run(acts), acts_s), *run(confirm)], [demos, acts_s], base=demos)),
         (f"Evidence recall by dataset: {where(dev100)}, {where(base40)}, {where(pools)}",
