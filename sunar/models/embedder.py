@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from functools import cached_property
 from pathlib import Path
@@ -87,25 +88,71 @@ def resolve_embedder(spec: str) -> tuple[str, str]:
     return spec, spec
 
 
-class Embedder:
-    """Unit-normalised sentence embeddings (so the dot product is the cosine)."""
+def check_device(device: str) -> str:
+    """``device`` when this machine's torch can embed there; else one line saying what to use. The
+    CPU is always there, and then torch is not imported until the model loads."""
+    if device == "cpu":
+        return device
+    import torch
 
-    def __init__(self, spec: str = "minilm", batch_size: int = 64):
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, ValueError):
+        chosen = None
+    there = {
+        "cpu": lambda: True,
+        "cuda": lambda: torch.cuda.is_available() and (chosen.index or 0) < torch.cuda.device_count(),
+        "mps": torch.backends.mps.is_available,
+    }
+    if chosen is None or chosen.type not in there:
+        raise ModelUnavailable(f"unknown device {device!r}; use --device cpu, cuda (or cuda:N) or mps")
+    if not there[chosen.type]():
+        raise ModelUnavailable(f"this machine's torch ({torch.__version__}) has no {device} device; use --device cpu, or run where it has one")
+    return device
+
+
+def configured_dim(folder: Path) -> int | None:
+    """The dimension a sentence-transformers folder's configs state, read without loading weights
+    (checking vectors computed elsewhere costs nothing then): a Transformer, a Pooling (its token
+    dimension times the modes it concatenates) and maybe a Normalize. None for anything else."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+            return None
+        pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text())
+        width = pooling.get("embedding_dimension") or pooling["word_embedding_dimension"]
+        if "pooling_mode" in pooling:  # sentence-transformers >= 6: a mode's name, or a list of them
+            mode = pooling["pooling_mode"]
+            modes = 1 if isinstance(mode, str) else len(mode)
+        else:  # older folders: one true flag per mode
+            modes = sum(1 for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True)
+        return int(width) * modes or None
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+class Embedder:
+    """Unit-normalised sentence embeddings (so the dot product is the cosine), computed on
+    ``device`` (cpu, cuda, cuda:N or mps; checked at once)."""
+
+    def __init__(self, spec: str = "minilm", batch_size: int = 64, device: str = "cpu"):
         self.path, self.name = resolve_embedder(spec)
         self.batch_size = batch_size
+        self.device = check_device(device)
 
     @cached_property
     def model(self):  # noqa: ANN201 - SentenceTransformer, imported lazily (torch is slow to import)
         from sentence_transformers import SentenceTransformer
 
         try:
-            return SentenceTransformer(self.path, device="cpu")
+            return SentenceTransformer(self.path, device=self.device)
         except OSError as exc:
             raise ModelUnavailable(f"cannot load embedder {self.name}: {exc}".splitlines()[0]) from exc
 
-    @property
+    @cached_property
     def dim(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        return configured_dim(Path(self.path)) or int(self.model.get_sentence_embedding_dimension())
 
     def embed(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(

@@ -14,8 +14,10 @@ Layout of DIR::
 Building is idempotent (a complete index of the same corpus and embedder is left alone) and resumes
 after being killed at any point: build.json is written and the manifest removed before anything is
 changed, documents already in Chroma are not embedded again, and a killed --rebuild finishes its
-discarding on the next run, whether or not that run says --rebuild. One process builds in a folder
-at a time (build.lock); reading an index, or confirming that it is complete, takes no lock.
+discarding on the next run, whether or not that run says --rebuild. With vectors computed elsewhere
+(``--vectors FILE``, see sunar.stores.vectors) Chroma stores those rows instead of embedding, in the
+same resumable batches; the file is checked before anything is written. One process builds in a
+folder at a time (build.lock); reading an index, or confirming that it is complete, takes no lock.
 
 Test hook: with ``SUNAR_TEST_KILL_AT=<step>`` in the environment the process SIGKILLs itself at that
 checkpoint (:func:`_checkpoint`; steps in order: planned, unpublished, collection-deleted, embedded,
@@ -37,6 +39,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from sunar.errors import IndexNotReady, SunarError
@@ -46,6 +49,7 @@ from sunar.stores.bm25 import BM25Index
 from sunar.stores.chroma import ChromaStore, make_client
 from sunar.stores.corpus import CorpusReport, Document, fingerprint, read_corpus
 from sunar.stores.neighbours import EXACT_LIMIT, NeighbourGraph, approximate_knn, exact_knn, save_graph
+from sunar.stores.vectors import load_vectors
 
 log = logging.getLogger(__name__)
 
@@ -115,15 +119,18 @@ def build_index(
     chroma_url: str = "",
     rebuild: bool = False,
     progress: bool = True,
+    vectors: str | Path | None = None,
+    device: str = "cpu",
 ) -> BuildStats:
-    """Build (or finish, or confirm) the index of ``corpus`` in ``index_dir``."""
+    """Build (or finish, or confirm) the index of ``corpus`` in ``index_dir``, embedding on
+    ``device``, or storing the checked ``vectors`` file's rows (:func:`load_vectors`)."""
     folder = Path(index_dir)
     stats = BuildStats()
     docs = read_corpus(corpus, stats.report)
     _check_text(docs, corpus)
     stats.documents = len(docs)
     corpus_fp = fingerprint(Path(corpus))
-    model = Embedder(embedder)
+    model = Embedder(embedder, device=device)
 
     def state() -> tuple[dict | None, dict | None, bool, bool]:
         """(manifest, build.json, rebuild?, up to date?) as the folder is now; another corpus or
@@ -155,6 +162,7 @@ def build_index(
     if current and not pending:  # complete: confirmed without the lock, which only builders take
         stats.up_to_date = True
         return stats
+    given = None if vectors is None else load_vectors(vectors, [d.id for d in docs], model)  # before anything is written
     folder.mkdir(parents=True, exist_ok=True)
     with _build_lock(folder):
         manifest, pending, again, current = state()  # as it is now that no one else is building
@@ -172,15 +180,19 @@ def build_index(
             "collection": collection_name(corpus_fp, model.name),
             "chroma_url": chroma_url,
         }
-        _build(folder, plan, docs, model, neighbours, _collections(manifest, pending) if again else [], stats, progress)
+        if vectors is not None:
+            plan |= {"vectors": "given", "vectors_sha256": fingerprint(Path(vectors))}
+        _build(folder, plan, docs, model, neighbours, _collections(manifest, pending) if again else [], stats, progress, given)
     return stats
 
 
 def _build(
-    folder: Path, plan: dict, docs: list[Document], model: Embedder, neighbours: int, discard: list[dict], stats: BuildStats, progress: bool
+    folder: Path, plan: dict, docs: list[Document], model: Embedder, neighbours: int, discard: list[dict], stats: BuildStats, progress: bool,
+    given: np.ndarray | None = None,
 ) -> None:
     """Every step, ordered so that a kill anywhere leaves either the old index untouched or
-    build.json without a manifest: the next run finishes the work."""
+    build.json without a manifest: the next run finishes the work. ``given``: the vectors of
+    ``docs``, row for row, stored instead of embedding."""
     name, chroma_url = plan["collection"], plan["chroma_url"]
     write_json(folder / BUILD, {**plan, "discard": discard} if discard else plan)
     _checkpoint("planned")
@@ -190,15 +202,16 @@ def _build(
         _discard(folder, discard, chroma_url)
         write_json(folder / BUILD, plan)  # discarding done
 
-    # 1. Chroma: embed what it does not hold yet.
+    # 1. Chroma: embed (or take from ``given``) what it does not hold yet.
     started = time.perf_counter()
     store = ChromaStore(make_client(str(folder / "chroma"), chroma_url or None), name, model.name, create=True)
     have = store.existing([d.id for d in docs])
-    todo = [d for d in docs if d.id not in have]
+    todo = [row for row, d in enumerate(docs) if d.id not in have]
     with tqdm(total=len(docs), initial=len(docs) - len(todo), desc="embedding", unit="doc", disable=not progress) as bar:
         for start in range(0, len(todo), EMBED_BATCH):
-            part = todo[start : start + EMBED_BATCH]
-            store.add(part, model.embed([d.content for d in part]))
+            rows = todo[start : start + EMBED_BATCH]
+            part = [docs[row] for row in rows]
+            store.add(part, model.embed([d.content for d in part]) if given is None else given[rows])
             bar.update(len(part))
             _checkpoint("embedded")
     stats.embedded = len(todo)
