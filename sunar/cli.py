@@ -113,6 +113,10 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_serve_openai(args: argparse.Namespace) -> int:
+    """Serve the graphs as OpenAI models. On SIGTERM or Ctrl-C, uvicorn lets the requests in
+    flight finish for 2 s, then cancels them, and the app's shutdown stops their runs
+    (:func:`sunar.openai_api.lifespan`): the server is gone in seconds even in the middle of a long
+    generation."""
     import uvicorn
 
     from sunar.configuration import operator_settings
@@ -121,7 +125,7 @@ def cmd_serve_openai(args: argparse.Namespace) -> int:
     app = create_app()
     llm = operator_settings().get("llm", "auto")
     print(f"serving the graphs as OpenAI models at http://127.0.0.1:{args.port}/v1 (LLM: {llm}; the operator's settings: SUNAR_* variables)", file=sys.stderr)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=2)
     return 0
 
 

@@ -21,3 +21,8 @@ class IndexNotReady(SunarError):
 class ConfigurationError(SunarError, ValueError):
     """A configuration value is unknown, of the wrong type or out of range. (A ValueError too: the
     LangGraph server shows a ValueError's message to its client and hides other errors'.)"""
+
+
+class RunCancelled(SunarError):
+    """A run stopped before its end because its client went away or the server is shutting down
+    (:mod:`sunar.cancel`)."""

@@ -21,7 +21,8 @@ fields of :data:`~sunar.configuration.ClientConfiguration`, as an object in the 
 ``sunar`` field (``extra_body={"sunar": {"budget": 8}}`` with the ``openai`` client). The
 operator's fields (model, index, URLs: :data:`~sunar.configuration.OPERATOR_ENV`) come from the
 server's environment. OpenAI's own sampling fields (temperature, max_tokens, ...) are ignored:
-the algorithm has its own. Bad requests get OpenAI's error object with a one-line message; a body
+the algorithm has its own. A run stops when its client leaves, streamed or not, and when the
+server shuts down, within a token even in the middle of an LLM generation (:mod:`sunar.cancel`). Bad requests get OpenAI's error object with a one-line message; a body
 over :data:`MAX_BODY` gets 413 before it is read whole. The server answers on 127.0.0.1 only, with
 :func:`sunar.served.local_only`'s Host/Origin policy and langgraph.json's CORS origins.
 
@@ -36,6 +37,7 @@ node's message; the part it needs is the ~300 lines below.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -53,11 +55,12 @@ from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from sunar.cancel import raise_if_stopped, stoppable
 from sunar.configuration import ClientConfiguration, Configuration, operator_settings
-from sunar.errors import ModelUnavailable, SunarError
+from sunar.errors import ModelUnavailable, RunCancelled, SunarError
 from sunar.graph import GRAPH_NAMES, GRAPHS, GraphKind
 from sunar.models.specs import check_specs
 from sunar.nodes.ask import validate_question
@@ -135,36 +138,34 @@ def checked(body: Any, graphs: dict[str, Any]) -> Job:
     return Job(name, GRAPHS[name], graphs[name], messages, context)
 
 
-class _Gone(Exception):
-    """The client went away: the run stops at its next token or step."""
-
-
-async def run_events(job: Job) -> AsyncIterator[tuple[str, Any]]:
+async def run_events(job: Job, running: set[threading.Event]) -> AsyncIterator[tuple[str, Any]]:
     """Run the graph in a worker thread; yield ("step", text) as each step ends and as the answer
-    node's LLM writes each token, then ("done", final state) or ("error", exception). Leaving early
-    stops the run at its next token or step (:func:`sunar.streaming.stream_steps`, with the text
-    sent instead of printed)."""
+    node's LLM writes each token, then ("done", final state) or ("error", exception). The run's
+    stop flag is in ``running`` while it goes (the app's shutdown sets them all) and is set when
+    the caller leaves early; once set, the run ends with :class:`RunCancelled` at its next step or
+    token, inside a generation too (:mod:`sunar.cancel`; :func:`sunar.streaming.stream_steps`,
+    with the text sent instead of printed)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     stop = threading.Event()
 
     def put(kind: str, value: Any) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
+        with contextlib.suppress(RuntimeError):  # the loop has closed (the server stopped): nobody waits
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
     def emit(text: str) -> None:
-        if stop.is_set():
-            raise _Gone
+        raise_if_stopped()
         put("step", text)
 
     def work() -> None:
         try:
             payload, config = {"messages": job.messages}, {"recursion_limit": 1000}
-            put("done", stream_steps(job.graph, payload, config, job.kind.describe, job.kind.answer_node, emit, context=job.context))
-        except _Gone:
-            pass
-        except BaseException as exc:  # reported to the client as one line
+            with stoppable(stop):
+                put("done", stream_steps(job.graph, payload, config, job.kind.describe, job.kind.answer_node, emit, context=job.context))
+        except BaseException as exc:  # reported to the client, if still there, as one line
             put("error", exc)
 
+    running.add(stop)
     threading.Thread(target=work, name=f"sunar-{job.name}", daemon=True).start()
     try:
         while True:
@@ -174,12 +175,34 @@ async def run_events(job: Job) -> AsyncIterator[tuple[str, Any]]:
                 return
     finally:
         stop.set()
+        running.discard(stop)
+
+
+async def collected(job: Job, running: set[threading.Event]) -> tuple[list[str], tuple[str, Any]]:
+    """A whole run (:func:`run_events`): its steps' text and how it ended (read to its end, so
+    the run leaves ``running`` at once)."""
+    steps: list[str] = []
+    end: tuple[str, Any] = ("error", RuntimeError("the run ended without a result"))
+    async for kind, value in run_events(job, running):
+        if kind == "step":
+            steps.append(value)
+        else:
+            end = (kind, value)
+    return steps, end
+
+
+async def disconnected(request: Request) -> None:
+    """Return once the client has gone. The body has been read, so the next ASGI message is
+    ``http.disconnect`` (Starlette's StreamingResponse listens for it the same way); waiting for it
+    notices at once what polling ``request.is_disconnected()`` would notice a poll later."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def failure(exc: BaseException) -> tuple[int, str]:
     """A failed run's status and one line (a bug's traceback goes to the server's log only)."""
     if isinstance(exc, SunarError):
-        return (503 if isinstance(exc, ModelUnavailable) else 500), str(exc)
+        return (503 if isinstance(exc, ModelUnavailable | RunCancelled) else 500), str(exc)
     log.error("a run failed", exc_info=exc)
     first = str(exc).splitlines()[0] if str(exc) else ""
     return 500, f"unexpected {type(exc).__name__}: {first} (the server's log has the details)"
@@ -252,26 +275,34 @@ async def chat_completions(request: Request) -> Any:
     head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": job.name}
     if body.get("stream"):
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        return StreamingResponse(stream(job, head, usage), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
-    steps = []
-    async for kind, value in run_events(job):
-        if kind == "step":
-            steps.append(value)
-        elif kind == "error":
-            status, message = failure(value)
-            return error(status, message, "server_error")
-        else:
-            text, used = reply_of(value)
-            sources = sources_of(value)
+        return StreamingResponse(stream(job, head, usage, request.app.state.running), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    # Not streamed, nothing is sent until the run ends, so the client's leaving is watched for
+    # alongside it; either way the other task is cancelled, which stops a run still going.
+    run = asyncio.ensure_future(collected(job, request.app.state.running))
+    gone = asyncio.ensure_future(disconnected(request))
+    try:
+        done, _ = await asyncio.wait({run, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        run.cancel()
+        gone.cancel()
+    if run not in done:
+        return Response(status_code=499)  # "client closed request": nobody reads it
+    steps, (kind, value) = run.result()
+    if kind == "error":
+        status, message = failure(value)
+        return error(status, message, "server_error")
+    text, used = reply_of(value)
+    sources = sources_of(value)
     message = {"role": "assistant", "content": text, "reasoning_content": "".join(steps)}
     choices = [{"index": 0, "message": message, "finish_reason": "stop"}]
     return JSONResponse({**head, "object": "chat.completion", "choices": choices, "usage": used, "sources": sources})
 
 
-async def stream(job: Job, head: dict[str, Any], include_usage: bool) -> AsyncIterator[str]:
+async def stream(job: Job, head: dict[str, Any], include_usage: bool, running: set[threading.Event]) -> AsyncIterator[str]:
     """The run as server-sent chunks: the steps as ``reasoning_content``, then the cited evidence
     as Open WebUI's ``source`` events (chunks without choices, like OpenAI's usage chunk) and the
-    reply as ``content``; a failure as an ``error`` event; always ``data: [DONE]`` last."""
+    reply as ``content``; a failure as an ``error`` event; always ``data: [DONE]`` last. A client
+    that leaves ends this generator (Starlette listens for the disconnect), which stops the run."""
 
     def event(data: dict[str, Any]) -> str:
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
@@ -280,7 +311,7 @@ async def stream(job: Job, head: dict[str, Any], include_usage: bool) -> AsyncIt
         return event({**head, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
     yield chunk({"role": "assistant", "content": ""})
-    async for kind, value in run_events(job):
+    async for kind, value in run_events(job, running):
         if kind == "step":
             yield chunk({"reasoning_content": value})
         elif kind == "error":
@@ -313,11 +344,21 @@ class LocalOnly:
         await self.app(scope, receive, send)
 
 
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """At shutdown, stop every run still going (``app.state.running``): a worker thread inside a
+    long generation would otherwise keep computing while the server exits."""
+    yield
+    for stop in list(app.state.running):
+        stop.set()
+
+
 def create_app() -> Starlette:
     """The endpoint's app. The operator's settings (SUNAR_LLM, ...) are checked first: a typo is
     one :class:`SunarError` line before the server starts."""
     check_specs(Configuration.resolve(operator_settings()).values())
     app = Starlette(
+        lifespan=lifespan,
         routes=[Route("/v1/models", models, methods=["GET"]), Route("/v1/chat/completions", chat_completions, methods=["POST"])],
         middleware=[
             Middleware(LocalOnly),
@@ -325,4 +366,5 @@ def create_app() -> Starlette:
         ],
     )
     app.state.graphs = {name: served(name) for name in GRAPH_NAMES}
+    app.state.running = set()  # the stop flags of the runs going (run_events)
     return app

@@ -8,6 +8,7 @@ plainly what the "model" answers to each kind of prompt. Tests hand it to the pr
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict
 
+from sunar.cancel import raise_if_stopped
 from sunar.models.llm import LLM, pick_label
 
 Script = Callable[[str, int], str]
@@ -38,6 +40,10 @@ class ScriptedChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     script: Any  # Script; Any keeps pydantic from validating the callable's signature
     calls: list[str] = []
+    #: Seconds before each streamed token: a generation slow enough for a test to stop midway.
+    delay: float = 0.0
+    #: The streamed tokens, in order, across calls.
+    streamed: list[str] = []
 
     @property
     def _llm_type(self) -> str:
@@ -53,6 +59,7 @@ class ScriptedChatModel(BaseChatModel):
         prompt = prompt_text(messages)
         generations = []
         for i in range(int(kwargs.get("n", 1))):
+            raise_if_stopped()  # a stopped run starts no more samples (sunar.cancel)
             self.calls.append(prompt)
             reply = self.script(prompt, i)
             for s in stop or []:
@@ -79,10 +86,15 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        """The reply word by word, like a model streaming tokens."""
+        """The reply word by word, like a model streaming tokens; like the embedded model, it stops
+        between two tokens once its run is stopped (:mod:`sunar.cancel`)."""
         reply = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
         words = re.findall(r"\S+\s*", str(reply.content))
         for n, word in enumerate(words):
+            if self.delay:
+                time.sleep(self.delay)
+            raise_if_stopped()
+            self.streamed.append(word)
             last = n == len(words) - 1
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=word, usage_metadata=reply.usage_metadata if last else None))
             if run_manager:

@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
+from sunar.cancel import raise_if_stopped
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.models import gguf
 from sunar.models.kv_cache import PrefixStates, common_prefix
@@ -55,6 +56,22 @@ def _without_extra_buffer_types() -> Iterator[None]:
             yield
         finally:
             ll.llama_model_default_params = original
+
+
+def stop_between_tokens(llama: Any) -> None:
+    """Make every generation of this ``Llama`` check its run's stop flag between two tokens
+    (:func:`sunar.cancel.raise_if_stopped`), so a stopped run ends in the middle of a long reply.
+    ``create_chat_completion`` takes no ``stopping_criteria``, and a logits processor runs inside a
+    C callback whose exceptions are dropped; both completion paths draw their tokens from the
+    public ``generate``, so that is wrapped, on this instance only. Tokens and usage are unchanged."""
+    generate = llama.generate
+
+    def checked(*args: Any, **kwargs: Any) -> Iterator[int]:
+        for token in generate(*args, **kwargs):
+            raise_if_stopped()
+            yield token
+
+    llama.generate = checked
 
 
 def _role(message: BaseMessage) -> str:
@@ -106,6 +123,7 @@ class EmbeddedChatModel(BaseChatModel):
                     logits_all=False,
                     verbose=False,
                 )
+            stop_between_tokens(self._llama)
         return self._llama
 
     @staticmethod
@@ -116,7 +134,8 @@ class EmbeddedChatModel(BaseChatModel):
     def _reusing_prefix(self, messages: Sequence[BaseMessage], keep: bool = True) -> Iterator[list[int]]:
         """Hold the model; before the work, load the saved KV state sharing the longest beginning
         with this prompt (when it beats the live cache); after it, keep this prompt's state.
-        Yields the prompt's tokens."""
+        Yields the prompt's tokens. A stopped run (:mod:`sunar.cancel`) starts no more work."""
+        raise_if_stopped()
         with self._lock:
             prompt = self._prompt_tokens(messages)
             if len(prompt) >= self.llama.n_ctx():  # prompts are never cut: say so instead of llama.cpp's ValueError

@@ -1,16 +1,28 @@
 """The OpenAI-compatible endpoint (``sunar serve-openai``) in this process, its graphs run on the
 scripted models of tests/fakes.py: the evidence as Open WebUI's citations, streamed and not; the
-final answer's tokens as they are written; bodies over the limit refused before they are read.
+final answer's tokens as they are written; bodies over the limit refused before they are read;
+a run stopped when its client leaves or the server shuts down, within a token of a generation.
 tests/integration/test_openai_api.py runs the real server with the real scorer and stores."""
 
+import argparse
 import asyncio
+import contextlib
 import json
+import socket
+import threading
+import time
 
+import httpx
 import pytest
+import uvicorn
 from starlette.testclient import TestClient
 
-from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
-from sunar.openai_api import MAX_BODY, create_app
+from fakes import MemoryIndex, TableScorer, docs, prompt_kind, resources, scripted_llm, self_ask_script
+from sunar import cli, openai_api
+from sunar.cancel import STOP, stoppable
+from sunar.errors import RunCancelled
+from sunar.models.llama_cpp import stop_between_tokens
+from sunar.openai_api import MAX_BODY, checked, create_app, failure, run_events
 from sunar.served import served
 
 CORPUS = docs(
@@ -28,13 +40,21 @@ ASK = {"model": "sunar", "messages": [{"role": "user", "content": Q}], "sunar": 
 CITED = [("d1", "Ronnie Rocket", 0.9), ("d2", "David Lynch", 0.8), ("d3", "Eraserhead", 0.1)]
 
 
-@pytest.fixture(scope="module")
-def app():
-    llm = scripted_llm(self_ask_script(STEPS), lambda question, i: ANSWERS.get(question, "Missoula, Montana"), mer=MER)
+def answering_llm(mer: str = MER):
+    return scripted_llm(self_ask_script(STEPS), lambda question, i: ANSWERS.get(question, "Missoula, Montana"), mer=mer)
+
+
+def scripted_graphs(llm) -> dict:
+    """The served graph on ``llm`` and the scripted index and scorer."""
     index = MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.5), ("d3", 1.0)], graph={"d1": ["d2"], "d2": ["d1", "d3"]})
     res = resources(llm, TableScorer({i: s for i, _, s in CITED}), index)
+    return {"sunar": served("sunar").with_config(configurable={"resources": res})}
+
+
+@pytest.fixture(scope="module")
+def app():
     app = create_app()
-    app.state.graphs = {"sunar": served("sunar").with_config(configurable={"resources": res})}
+    app.state.graphs = scripted_graphs(answering_llm())
     return app
 
 
@@ -134,3 +154,155 @@ def test_a_chunked_body_is_read_only_until_it_passes_the_limit(app):
     body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": Q}]}).encode()
     status, answer, read = call(app, [(b"transfer-encoding", b"chunked")], [body, b" " * (MAX_BODY - len(body))])
     assert status == 404 and answer["error"]["message"].startswith("the model 'gpt-4o' does not exist") and read == 2
+
+
+# --- stopping: a client that leaves, a stop inside one generation, the server's shutdown -------
+
+#: Seconds the slow scripted model takes per token: a whole run of it lasts 2.3 s, MER starting at 1.2 s.
+SLOW = 0.05
+
+
+@pytest.fixture
+def slow():
+    """A fresh app whose scripted model writes a token every :data:`SLOW` seconds, and that model."""
+    llm = answering_llm()
+    llm.chat.delay = SLOW
+    app = create_app()
+    app.state.graphs = scripted_graphs(llm)
+    return app, llm
+
+
+@contextlib.contextmanager
+def serving(app, grace: float = 1.0):
+    """uvicorn serving ``app`` in a thread on a free loopback port: (its URL, the server, the
+    thread); stopped as SIGTERM stops it (``should_exit``)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", log_config=None, timeout_graceful_shutdown=grace))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    assert wait_until(lambda: server.started, 10)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def wait_until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def run_threads() -> list[threading.Thread]:
+    """The endpoint's worker threads still alive (run_events names them sunar-<graph>)."""
+    return [t for t in threading.enumerate() if t.name.startswith("sunar-")]
+
+
+def assert_writes_no_more(llm) -> None:
+    written = len(llm.chat.streamed)
+    time.sleep(5 * SLOW)
+    assert len(llm.chat.streamed) == written
+
+
+def test_a_client_leaving_a_not_streamed_request_stops_its_run(slow):
+    app, llm = slow
+    with serving(app) as (url, _, _), httpx.Client(trust_env=False) as client:
+        with pytest.raises(httpx.ReadTimeout):  # the client gives up after 0.5 s and closes its connection
+            client.post(f"{url}/v1/chat/completions", json=ASK, timeout=0.5)
+        assert llm.chat.streamed  # the run was writing
+        assert wait_until(lambda: not run_threads() and not app.state.running, 1.5)  # unstopped, it ends 1.8 s later
+        assert_writes_no_more(llm)
+    assert not any(prompt_kind(c) == "mer" for c in llm.calls)  # stopped long before its answer (MER starts after 1.2 s)
+
+
+def test_a_stop_in_the_middle_of_one_slow_generation_ends_it_before_its_last_token():
+    """The run's stop flag reaches the model in the thread LangGraph runs the node in (a copy of
+    the worker's context): MER's long reply, set slow, is stopped 0.3 s in, and the run ends with
+    RunCancelled as soon as the generation does."""
+    long_mer = "[Answer]: " + "the documents say so, " * 15 + "\n[Final Answer]: {answer}"
+    llm = answering_llm(mer=long_mer)
+    script, seen, running = llm.chat.script, {}, set()
+
+    def slow_mer(prompt: str, i: int) -> str:
+        if prompt_kind(prompt) == "mer":
+            llm.chat.delay = SLOW
+            seen.update(thread=threading.current_thread().name, stop=STOP.get(), written=len(llm.chat.streamed))
+            seen["registered"] = seen["stop"] in running
+            threading.Timer(0.3, seen["stop"].set).start()  # what a leaving client or the shutdown does
+        return script(prompt, i)
+
+    llm.chat.script = slow_mer
+
+    async def run() -> list:
+        return [event async for event in run_events(checked(ASK, scripted_graphs(llm)), running)]
+
+    events = asyncio.run(run())
+    assert seen["registered"] and seen["thread"] != "sunar-sunar" and seen["thread"] != threading.current_thread().name
+    kind, error = events[-1]
+    assert kind == "error" and isinstance(error, RunCancelled)
+    assert failure(error) == (503, "the run was stopped: its client went away or the server is shutting down")
+    mer_tokens = llm.chat.streamed[seen["written"]:]
+    assert 0 < len(mer_tokens) < len(long_mer.format(answer="Missoula, Montana").split())  # it began, and ended before its last token
+    assert not running and seen["stop"].is_set()
+
+
+def test_the_embedded_models_generation_stops_between_two_tokens():
+    """The wrapper the embedded model puts on llama.cpp's ``generate``, on a stand-in (no model is
+    loaded): a stopped run ends at the next token; outside a stoppable run nothing changes."""
+
+    class Llama:
+        def generate(self, tokens, **kwargs):
+            yield from range(100)
+
+    llama, stop, got = Llama(), threading.Event(), []
+    stop_between_tokens(llama)
+    with stoppable(stop), pytest.raises(RunCancelled):
+        for token in llama.generate([1, 2], temp=0.0):
+            got.append(token)
+            if token == 4:
+                stop.set()
+    assert got == [0, 1, 2, 3, 4]
+    assert list(llama.generate([1])) == list(range(100))
+
+
+def test_the_servers_shutdown_stops_a_run_in_flight(slow):
+    """What SIGTERM does to ``sunar serve-openai``: the server is gone in its grace and a little
+    more, and the run with it, though the request was still being answered."""
+    app, llm = slow
+    with serving(app, grace=0.5) as (url, server, thread):
+
+        def ask() -> None:
+            with httpx.Client(trust_env=False) as client, contextlib.suppress(httpx.HTTPError):
+                client.post(f"{url}/v1/chat/completions", json=ASK, timeout=10)
+
+        threading.Thread(target=ask, daemon=True).start()
+        assert wait_until(lambda: llm.chat.streamed, 5)
+        begun = time.monotonic()
+        server.should_exit = True  # uvicorn's SIGTERM handler
+        thread.join(5)
+        assert not thread.is_alive() and time.monotonic() - begun < 2
+        assert wait_until(lambda: not run_threads(), 1)
+        assert_writes_no_more(llm)
+
+
+def test_the_apps_shutdown_sets_every_running_runs_stop_flag(app):
+    stop = threading.Event()
+    with TestClient(app, base_url="http://127.0.0.1"):
+        app.state.running.add(stop)
+        assert not stop.is_set()
+    assert stop.is_set()
+    app.state.running.discard(stop)
+
+
+def test_serve_openai_gives_uvicorn_a_short_graceful_shutdown(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(openai_api, "create_app", lambda: "the app")
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: seen.update(options, app=app))
+    assert cli.cmd_serve_openai(argparse.Namespace(port=8765)) == 0
+    assert seen["app"] == "the app" and seen["host"] == "127.0.0.1" and 0 < seen["timeout_graceful_shutdown"] <= 3
