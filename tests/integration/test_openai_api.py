@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import httpx
@@ -339,3 +340,33 @@ def test_many_clients_at_once_all_get_complete_answers_and_memory_stays_flat(ser
     with capsys.disabled():
         print(f"\n[load] 8 clients at once: answer in {seconds[0]:.1f} / {seconds[len(seconds) // 2]:.1f} / {seconds[-1]:.1f} s "
               f"(min / median / max); server memory after each wave {' / '.join(f'{m:.0f}' for m in memory)} MB")
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_server_within_five_seconds_with_a_run_in_flight(tmp_path, demo_index):
+    """A run is streaming (the oracle takes 3 s per answer, so it lasts far longer than the test
+    waits) when the server gets SIGTERM: the process is gone within 5 s."""
+    import threading
+
+    proc, url = start(tmp_path, SUNAR_LLM="embedded:qwen2.5-1.5b", SUNAR_INDEX_DIR=str(demo_index), SUNAR_NLI="llm", SUNAR_SCORER="dense",
+                      SUNAR_ORACLE_DELAY="3")
+    started = threading.Event()
+
+    def chat() -> None:
+        with suppress(Exception):  # the server goes away mid-answer
+            client = openai.OpenAI(base_url=f"{url}/v1", api_key="not-needed", max_retries=0, timeout=60)
+            for _ in client.chat.completions.create(model="sunar", messages=[{"role": "user", "content": Q1}], stream=True):
+                started.set()
+
+    asker = threading.Thread(target=chat, daemon=True)
+    asker.start()
+    try:
+        assert started.wait(60), "no step arrived"
+        time.sleep(1)
+        sent = time.perf_counter()
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        assert time.perf_counter() - sent < 5
+    finally:
+        if proc.poll() is None:
+            stop(proc)
