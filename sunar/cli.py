@@ -155,7 +155,7 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_result(record: dict[str, Any]) -> None:
-    from sunar.nodes.respond import confidence_lines
+    from sunar.result import confidence_lines
 
     said = confidence_lines(record["answer"], record["confidence"], record["trust"], record["abstained"], record["why"], record["confidence_basis"])
     print("\n".join(["Answer: " + said[0], *[line for line in said[1:] if line]]))
@@ -192,7 +192,7 @@ def unfinished(snapshot: Any, question: str) -> bool:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from sunar.graph import GRAPHS, build_graph, check_graph
-    from sunar.nodes.ask import validate_question
+    from sunar.question import validate_question
     from sunar.result import result_record
     from sunar.streaming import stream_steps
 

@@ -63,7 +63,7 @@ from sunar.configuration import ClientConfiguration, Configuration, operator_set
 from sunar.errors import ModelUnavailable, RunCancelled, SunarError
 from sunar.graph import GRAPH_NAMES, GRAPHS, GraphKind
 from sunar.models.specs import check_specs
-from sunar.nodes.ask import validate_question
+from sunar.question import validate_question
 from sunar.served import LOCAL_ORIGIN, STUDIO_ORIGINS, local_only, served
 from sunar.streaming import stream_steps
 

@@ -1,5 +1,6 @@
-"""The result of one question as a plain record: what ``sunar ask --json`` prints and what each
-line of an evaluation's ``predictions.jsonl`` starts from."""
+"""The result of one question as a plain record (what ``sunar ask --json`` prints and what each
+line of an evaluation's ``predictions.jsonl`` starts from), and its answer and confidence in words,
+as the CLI and the chat reply say them."""
 
 from __future__ import annotations
 
@@ -30,3 +31,17 @@ def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
         "notes": out.get("notes") or [],
         "usage": out.get("usage") or {},
     }
+
+
+def confidence_lines(answer: str, confidence: float, trust: float | None, abstained: bool, why: str, basis: str) -> list[str]:
+    """The answer and what to make of it, in words that never contradict each other: a calibrated
+    probability that it is right (with what pulls it down, below one half), the samples' agreement
+    named as such where no calibration applies, and "I don't know" with the best guess below the
+    level the user asked for (``min_trust``)."""
+    if abstained:
+        level = f"{trust:.0%} likely right, below the level set to answer" if trust is not None else basis
+        return ["I don't know.", f"Best guess: {answer} ({level}).", *([f"Why: {why}."] if why and trust is not None else [])]
+    if trust is None:
+        return [answer, "", f"Sampled answers agreeing with it: {confidence:.0%} (not a probability of being right; {basis})."]
+    lines = [answer, "", f"Confidence: {trust:.0%} that this is right ({basis})."]
+    return lines + ([f"Doubts: {why}."] if why else [])

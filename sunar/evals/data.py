@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sunar.errors import SunarError
-from sunar.nodes.ask import check_question
+from sunar.question import check_question
 from sunar.stores.corpus import text_lines
 
 #: A reference to an earlier decomposition step's answer.

@@ -8,21 +8,8 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
+from sunar.result import confidence_lines
 from sunar.usage import node
-
-
-def confidence_lines(answer: str, confidence: float, trust: float | None, abstained: bool, why: str, basis: str) -> list[str]:
-    """The answer and what to make of it, in words that never contradict each other: a calibrated
-    probability that it is right (with what pulls it down, below one half), the samples' agreement
-    named as such where no calibration applies, and "I don't know" with the best guess below the
-    level the user asked for (``min_trust``)."""
-    if abstained:
-        level = f"{trust:.0%} likely right, below the level set to answer" if trust is not None else basis
-        return ["I don't know.", f"Best guess: {answer} ({level}).", *([f"Why: {why}."] if why and trust is not None else [])]
-    if trust is None:
-        return [answer, "", f"Sampled answers agreeing with it: {confidence:.0%} (not a probability of being right; {basis})."]
-    lines = [answer, "", f"Confidence: {trust:.0%} that this is right ({basis})."]
-    return lines + ([f"Doubts: {why}."] if why else [])
 
 
 def reply_text(state: dict[str, Any], evidence: list[dict], path: list[dict]) -> str:

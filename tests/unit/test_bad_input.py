@@ -21,7 +21,7 @@ from sunar.models.llama_cpp import EmbeddedChatModel
 from sunar.models.llm_cache import CallCache
 from sunar.models.recorded import RecordedLLM
 from sunar.models.specs import check_specs
-from sunar.nodes.ask import MAX_QUESTION_BYTES, check_question
+from sunar.question import MAX_QUESTION_BYTES, check_question
 from sunar.stores.corpus import CorpusReport, read_corpus
 
 GOOD = {"id": "q1", "question": "Who directed Ronnie Rocket?", "answers": ["David Lynch"]}
