@@ -1,0 +1,1 @@
+"""The ``sunar`` sub-commands, one module per group (:mod:`sunar.cli` assembles them)."""

