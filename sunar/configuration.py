@@ -15,19 +15,18 @@ Whatever the entry point, a bad value is one :class:`~sunar.errors.Configuration
 applied the same way: the ``cpu`` profile's values for the fields the caller did not set, when
 the LLM is the embedded CPU model (``profile="auto"``).
 
-The graphs ``langgraph dev`` serves (:mod:`sunar.served`) take :data:`ClientConfiguration` as
-their context: a remote client sets the algorithm's bounded numbers and choices, and the fields
-naming a path, a URL or a model (:data:`OPERATOR_ENV`) come from the server's environment.
+The graphs the servers serve take a client's configuration as their context, whose policy lives
+with them (:mod:`sunar.served`): a remote client sets the algorithm's bounded numbers and choices,
+and the fields naming a path, a URL or a model come from the server's environment.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sunar.errors import ConfigurationError
 from sunar.models.openai_compat import DEFAULT_OPENAI_URL
@@ -66,24 +65,7 @@ CPU_PROFILE: dict[str, Any] = {
 PROFILES: dict[str, dict[str, Any]] = {"paper": {}, "cpu": CPU_PROFILE}
 
 #: Keys LangGraph itself puts beside the configuration in a run's ``configurable``/``context``.
-_LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
-
-#: The server operator's fields (a path, a URL or a model to load) and the environment variables
-#: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.served`). A remote client of
-#: those graphs sets only the other fields; Python callers and the CLI set every field.
-OPERATOR_ENV: dict[str, str] = {
-    "llm": "SUNAR_LLM",
-    "scorer": "SUNAR_SCORER",
-    "nli": "SUNAR_NLI",
-    "index_dir": "SUNAR_INDEX_DIR",
-    "chroma_url": "SUNAR_CHROMA_URL",
-    "likelihood_llm": "SUNAR_LIKELIHOOD_LLM",
-    "calibration": "SUNAR_CALIBRATION",
-    "llm_cache": "SUNAR_LLM_CACHE",
-    "openai_base_url": "SUNAR_OPENAI_BASE_URL",
-    "demonstration_pool": "SUNAR_DEMONSTRATION_POOL",
-}
-
+LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
 
 def _runtime_context() -> Any:
     """The LangGraph runtime context of the node being run, or None outside a graph."""
@@ -101,14 +83,14 @@ def _auto_llm() -> str:
     return resolve_llm("auto")[0]
 
 
-def _own_keys(data: Any) -> Any:
+def own_keys(data: Any) -> Any:
     """A configuration's values without the keys LangGraph puts beside them."""
     if isinstance(data, dict):
-        return {k: v for k, v in data.items() if k not in _LANGGRAPH_KEYS and not str(k).startswith("__")}
+        return {k: v for k, v in data.items() if k not in LANGGRAPH_KEYS and not str(k).startswith("__")}
     return data
 
 
-class _Checked(BaseModel):
+class Checked(BaseModel):
     """A model whose bad values are one :class:`ConfigurationError` line (LangGraph builds the
     context this way from what Studio and API clients send)."""
 
@@ -121,7 +103,7 @@ class _Checked(BaseModel):
             raise ConfigurationError(_one_line(exc, type(self))) from None
 
 
-class Configuration(_Checked):
+class Configuration(Checked):
     """Settings of a SUNAR run. Defaults are the paper's values (the ``paper`` profile)."""
 
     # --- models -------------------------------------------------------------------------------
@@ -366,7 +348,7 @@ class Configuration(_Checked):
     @classmethod
     def _profiled(cls, data: Any) -> Any:
         """LangGraph's own keys dropped, and the profile applied to the fields not given."""
-        data = _own_keys(data)
+        data = own_keys(data)
         return _with_profile(data) if isinstance(data, dict) else data
 
     @classmethod
@@ -383,12 +365,12 @@ class Configuration(_Checked):
         """The run's configuration, inside a node: the run's context (LangGraph Studio, the API,
         ``invoke(context=...)``), then the known fields of ``configurable`` (which win). When the
         caller injected ready :class:`~sunar.resources.Resources` and named no LLM, the injected
-        LLM decides the profile. In a served graph's run (its context a :data:`ClientConfiguration`),
+        LLM decides the profile. In a served graph's run (its context a client's, :mod:`sunar.served`),
         the operator's fields come from the environment and a client's may not name them."""
         values: dict[str, Any] = {}
         context = _runtime_context()
-        if isinstance(context, ClientConfiguration):  # a served graph's run (sunar.served)
-            return cls.resolve(_served_values(context, (config or {}).get("configurable") or {}))
+        if hasattr(context, "served_values"):  # a served graph's run: the server's policy (sunar.served)
+            return cls.resolve(context.served_values((config or {}).get("configurable") or {}))
         if isinstance(context, Configuration):
             values.update(context.given())
         elif isinstance(context, dict):
@@ -417,63 +399,6 @@ class Configuration(_Checked):
     def values(self) -> dict[str, Any]:
         """Every field, as a plain dict (what a run records, and a ``configurable`` section)."""
         return self.model_dump()
-
-
-class _ClientFields(_Checked):
-    """What a remote client of the served graphs may set: :class:`Configuration`'s bounded numbers
-    and choices. Each operator field is there only to say so when a client sends it (a value of
-    null is taken as not sent); the operator sets them with :data:`OPERATOR_ENV`."""
-
-    def __init__(self, **values: Any) -> None:
-        for name, variable in OPERATOR_ENV.items():
-            if values.get(name) is not None:
-                raise ConfigurationError(f"configuration: {name} is the server operator's setting ({variable}), a client cannot set it")
-        super().__init__(**values)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _own(cls, data: Any) -> Any:
-        """LangGraph's own keys dropped."""
-        return _own_keys(data)
-
-    def given(self) -> dict[str, Any]:
-        """The fields the client set."""
-        return {name: getattr(self, name) for name in self.model_fields_set if getattr(self, name) is not None}
-
-
-def _operator_field(name: str, variable: str) -> tuple[Any, Any]:
-    return None, Field(None, description=f"The server operator's setting ({variable} in the server's environment); a client cannot set it.")
-
-
-#: The served graphs' ``context_schema``: what LangGraph Studio shows and an API client may send.
-ClientConfiguration = create_model(
-    "ClientConfiguration",
-    __base__=_ClientFields,
-    **{
-        name: _operator_field(name, OPERATOR_ENV[name]) if name in OPERATOR_ENV else (info.annotation, info)
-        for name, info in Configuration.model_fields.items()
-    },
-)
-
-
-def operator_settings() -> dict[str, str]:
-    """The operator's fields for the served graphs, from this process's environment (SUNAR_LLM, ...)."""
-    return {name: os.environ[variable] for name, variable in OPERATOR_ENV.items() if os.environ.get(variable)}
-
-
-def _served_values(context: _ClientFields, configurable: dict[str, Any]) -> dict[str, Any]:
-    """A served run's values: the operator's from the environment, then what the client set in
-    ``context`` and ``configurable``. The client's keys in ``configurable`` are the field-like ones
-    that are not LangGraph's (it also holds HTTP headers and the server's own keys)."""
-    sent = {k: v for k, v in configurable.items() if _client_key(k)}
-    client = ClientConfiguration(**{**context.given(), **sent})  # a bad or operator field: one line
-    return {**operator_settings(), **client.given()}
-
-
-def _client_key(key: Any) -> bool:
-    if not isinstance(key, str) or not key.isidentifier():
-        return False
-    return key not in _LANGGRAPH_KEYS and key != "resources" and not key.startswith(("_", "langgraph_", "langsmith", "checkpoint_"))
 
 
 def _with_profile(data: dict[str, Any]) -> dict[str, Any]:
@@ -505,7 +430,7 @@ def _one_line(exc: ValidationError, model: type[BaseModel]) -> str:
         field = ".".join(str(p) for p in error.get("loc") or ()) or "configuration"
         kind, ctx, got = error.get("type", ""), error.get("ctx") or {}, error.get("input")
         if kind == "extra_forbidden":
-            fields = [name for name in model.model_fields if model is Configuration or name not in OPERATOR_ENV]
+            fields = [name for name in model.model_fields if name not in getattr(model, "operator_fields", ())]
             parts.append(f"unknown field '{field}' (fields: {', '.join(fields)})")
             continue
         if kind == "literal_error":

@@ -17,9 +17,9 @@ MER's tokens are a JSON object with the rationale first. The cited evidence also
 WebUI's own citations (:func:`sources_of`).
 
 What a client may set is what it may set on the LangGraph server (:mod:`sunar.served`): the
-fields of :data:`~sunar.configuration.ClientConfiguration`, as an object in the request's extra
+fields of :data:`~sunar.served.ClientConfiguration`, as an object in the request's extra
 ``sunar`` field (``extra_body={"sunar": {"budget": 8}}`` with the ``openai`` client). The
-operator's fields (model, index, URLs: :data:`~sunar.configuration.OPERATOR_ENV`) come from the
+operator's fields (model, index, URLs: :data:`~sunar.served.OPERATOR_ENV`) come from the
 server's environment. OpenAI's own sampling fields (temperature, max_tokens, ...) are ignored:
 the algorithm has its own. A run stops when its client leaves, streamed or not, and when the
 server shuts down, within a token even in the middle of an LLM generation (:mod:`sunar.cancel`). Bad requests get OpenAI's error object with a one-line message; a body
@@ -59,12 +59,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from sunar.cancel import raise_if_stopped, stoppable
-from sunar.configuration import ClientConfiguration, Configuration, operator_settings
+from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable, RunCancelled, SunarError
 from sunar.graph import GRAPH_NAMES, GRAPHS, GraphKind
 from sunar.models.specs import check_specs
 from sunar.question import validate_question
-from sunar.served import LOCAL_ORIGIN, STUDIO_ORIGINS, local_only, served
+from sunar.served import LOCAL_ORIGIN, STUDIO_ORIGINS, ClientConfiguration, local_only, operator_settings, served
 from sunar.streaming import stream_steps
 
 log = logging.getLogger("sunar")

@@ -1,10 +1,11 @@
 """The graphs ``langgraph dev`` serves (langgraph.json points here), and who may talk to them.
 
-The graphs are :data:`sunar.graph.GRAPHS`' own, with :data:`~sunar.configuration.ClientConfiguration`
-as their context: a remote client (LangGraph Studio, a chat app, the SDK) sets the algorithm's
-numbers and choices, never a path, a URL or a model to load. The server's operator sets those
-with environment variables (:data:`~sunar.configuration.OPERATOR_ENV`: SUNAR_LLM, SUNAR_INDEX_DIR,
-...). Python callers and the CLI use :mod:`sunar.graph` and set every field.
+The graphs are :data:`sunar.graph.GRAPHS`' own, with :data:`ClientConfiguration` as their context
+(the served-client policy, here with the servers; the OpenAI endpoint applies it too): a remote
+client (LangGraph Studio, a chat app, the SDK) sets the algorithm's numbers and choices, never a
+path, a URL or a model to load. The server's operator sets those with environment variables
+(:data:`OPERATOR_ENV`: SUNAR_LLM, SUNAR_INDEX_DIR, ...). Python callers and the CLI use
+:mod:`sunar.graph` and set every field.
 
 :data:`auth` refuses a request addressed to a name other than this machine's loopback (a DNS
 rebinding page) or sent by a web page of another origin than LangGraph Studio's or a local app's
@@ -13,13 +14,93 @@ rebinding page) or sent by a web page of another origin than LangGraph Studio's 
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from langgraph_sdk import Auth
+from pydantic import Field, create_model, model_validator
 
-from sunar.configuration import ClientConfiguration
+from sunar.configuration import LANGGRAPH_KEYS, Checked, Configuration, own_keys
+from sunar.errors import ConfigurationError
 from sunar.graph import build_graph
+
+#: The server operator's fields (a path, a URL or a model to load) and the environment variables
+#: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.served`). A remote client of
+#: those graphs sets only the other fields; Python callers and the CLI set every field.
+OPERATOR_ENV: dict[str, str] = {
+    "llm": "SUNAR_LLM",
+    "scorer": "SUNAR_SCORER",
+    "nli": "SUNAR_NLI",
+    "index_dir": "SUNAR_INDEX_DIR",
+    "chroma_url": "SUNAR_CHROMA_URL",
+    "likelihood_llm": "SUNAR_LIKELIHOOD_LLM",
+    "calibration": "SUNAR_CALIBRATION",
+    "llm_cache": "SUNAR_LLM_CACHE",
+    "openai_base_url": "SUNAR_OPENAI_BASE_URL",
+    "demonstration_pool": "SUNAR_DEMONSTRATION_POOL",
+}
+
+
+class _ClientFields(Checked):
+    """What a remote client of the served graphs may set: :class:`Configuration`'s bounded numbers
+    and choices. Each operator field is there only to say so when a client sends it (a value of
+    null is taken as not sent); the operator sets them with :data:`OPERATOR_ENV`."""
+
+    #: Named in a client's error as not the client's (the field list of an unknown-field error leaves them out).
+    operator_fields: ClassVar[frozenset[str]] = frozenset(OPERATOR_ENV)
+
+    def __init__(self, **values: Any) -> None:
+        for name, variable in OPERATOR_ENV.items():
+            if values.get(name) is not None:
+                raise ConfigurationError(f"configuration: {name} is the server operator's setting ({variable}), a client cannot set it")
+        super().__init__(**values)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own(cls, data: Any) -> Any:
+        """LangGraph's own keys dropped."""
+        return own_keys(data)
+
+    def given(self) -> dict[str, Any]:
+        """The fields the client set."""
+        return {name: getattr(self, name) for name in self.model_fields_set if getattr(self, name) is not None}
+
+    def served_values(self, configurable: dict[str, Any]) -> dict[str, Any]:
+        """A served run's values (what :meth:`Configuration.from_runnable_config` resolves): the
+        operator's from the environment, then what the client set in this context and in
+        ``configurable``. The client's keys in ``configurable`` are the field-like ones that are
+        not LangGraph's (it also holds HTTP headers and the server's own keys)."""
+        sent = {k: v for k, v in configurable.items() if _client_key(k)}
+        client = ClientConfiguration(**{**self.given(), **sent})  # a bad or operator field: one line
+        return {**operator_settings(), **client.given()}
+
+
+def _operator_field(name: str, variable: str) -> tuple[Any, Any]:
+    return None, Field(None, description=f"The server operator's setting ({variable} in the server's environment); a client cannot set it.")
+
+
+#: The served graphs' ``context_schema``: what LangGraph Studio shows and an API client may send.
+ClientConfiguration = create_model(
+    "ClientConfiguration",
+    __base__=_ClientFields,
+    **{
+        name: _operator_field(name, OPERATOR_ENV[name]) if name in OPERATOR_ENV else (info.annotation, info)
+        for name, info in Configuration.model_fields.items()
+    },
+)
+
+
+def operator_settings() -> dict[str, str]:
+    """The operator's fields for the served graphs, from this process's environment (SUNAR_LLM, ...)."""
+    return {name: os.environ[variable] for name, variable in OPERATOR_ENV.items() if os.environ.get(variable)}
+
+
+def _client_key(key: Any) -> bool:
+    if not isinstance(key, str) or not key.isidentifier():
+        return False
+    return key not in LANGGRAPH_KEYS and key != "resources" and not key.startswith(("_", "langgraph_", "langsmith", "checkpoint_"))
+
 
 #: Web origins whose pages may drive the server: LangGraph Studio's, and apps on this machine
 #: (agent-chat-ui on http://localhost:3000, say). langgraph.json's ``http.cors`` says the same.

@@ -14,8 +14,8 @@ def cmd_serve_openai(args: argparse.Namespace) -> int:
     generation."""
     import uvicorn
 
-    from sunar.configuration import operator_settings
     from sunar.openai_api import create_app
+    from sunar.served import operator_settings
 
     app = create_app()
     llm = operator_settings().get("llm", "auto")

@@ -17,10 +17,11 @@ from typing_extensions import TypedDict
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from scripted import ScriptedLLM
 from sunar import served
-from sunar.configuration import OPERATOR_ENV, ClientConfiguration, Configuration
+from sunar.configuration import Configuration
 from sunar.errors import ConfigurationError
 from sunar.graph import build_graph
 from sunar.resources import ResourcePool
+from sunar.served import OPERATOR_ENV, ClientConfiguration
 
 Q = "Where was the director of film Ronnie Rocket born?"
 EMBEDDED = "embedded:qwen2.5-1.5b"
