@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 
@@ -104,6 +105,36 @@ def test_ask_end_to_end_with_the_embedded_model_offline(tmp_path):
     assert record["confidence_basis"].startswith("not calibrated: the calibration ") and "another corpus (corpus.jsonl)" in record["confidence_basis"]
     assert record["abstained"] is True and record["why"] == record["confidence_basis"].removeprefix("not calibrated: ")
     assert {"agreement", "semantic_entropy", "hop_agreement", "answer_in_evidence", "chain_agrees"} <= set(record["signals"])
+
+
+@pytest.mark.slow
+def test_a_calibration_fitted_for_this_run_shows_its_probability_with_the_models_own_hidden_state(tmp_path):
+    """The embedded model end to end with a calibration that matches the run (graph, model, settings,
+    the demo corpus) and holds a probe: the probe reads the real model's hidden state, and the reply
+    gives the calibrated probability that the answer is right."""
+    from sunar.paths import DEMO_CORPUS
+    from sunar.stores.corpus import fingerprint
+    from sunar.trust import COMBINED
+
+    settings = {"llm": "embedded:qwen2.5-1.5b", "budget": "8", "samples": "2", "max_hops": "2"}
+    features = [*COMBINED, "probe"]
+    rng = np.random.default_rng(0)
+    calibration = {
+        "graph": "sunar", "llm": settings["llm"], "configuration": settings,
+        "corpus": {"file": "demo_corpus.jsonl", "sha256": fingerprint(DEMO_CORPUS)}, "features": features,
+        "model": {"mean": [0.0] * len(features), "scale": [1.0] * len(features), "intercept": -1.0, "coef": [0.5] * len(features)},
+        "mapping": {"kind": "platt"}, "threshold": 0.9, "ids": ["a", "b"],
+        "probe": {"mean": [0.0] * 1536, "scale": [1.0] * 1536, "intercept": 0.0, "coef": (rng.normal(size=1536) / 100).tolist()},
+    }
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(calibration))
+    result = sunar("ask", "Where was the director of film Ronnie Rocket born?", "--json", *[a for k, v in settings.items() if k != "llm"
+                   for a in ("--set", f"{k}={v}")], "--llm", settings["llm"], "--set", f"calibration={path}", timeout=1800)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert 0.0 < record["signals"]["probe"] < 1.0  # the probe read the model's hidden state
+    assert record["trust"] is not None and record["confidence"] == record["trust"] and not record["abstained"]
+    assert record["confidence_basis"] == "fitted on 2 labelled answers of sunar with embedded:qwen2.5-1.5b"
 
 
 @pytest.mark.slow
