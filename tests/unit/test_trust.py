@@ -236,6 +236,7 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
         assert trust.choose("auto", graph, defaults, corpus, Configuration.as_recorded) == (calibration, ""), graph
     sunar = shipped["sunar"]
     assert sunar["runs"] == ["dev100-structured-qwen1.5b-cpu"] and sunar["fitted_on"] == 100
+    assert sunar["features"] == [*trust.COMBINED, "probe"] and len(sunar["probe"]["coef"]) == 1536  # a probe on the 1.5B's hidden state
     assert trust.choose("auto", "sunar", defaults, "another corpus", Configuration.as_recorded)[0] is None
     assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus, Configuration.as_recorded)[0] is None
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
