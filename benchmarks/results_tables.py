@@ -381,6 +381,25 @@ def calibrated_table(columns: Sequence[tuple[str, Records, Records]], alpha: flo
     return table(header, body)
 
 
+def probe_table(path: Path) -> str:
+    """The shipped ``sunar`` calibration with its probe on the LLM's hidden state (``sunar calibrate
+    --probe``; the states need the model, so its check is stored: ``results.json``)."""
+    data = json.loads(path.read_text())
+    fitted, checked = data["fitted"], data["checked"]
+    tried = fitted["probe_training"]["auroc_by_strength"]
+    low, high = checked["auroc_95"]
+    rows = [
+        ["probe trained on (dev 1-100, every graph's distinct answers)", f"{fitted['probe_training']['answers']} answers to {fitted['probe_training']['questions']} questions"],
+        ["probe alone, out of fold on those answers (best L2 strength)", _f(max(tried.values()))],
+        ["signals + probe, cross-fitted on `sunar`'s dev 1-100 answers", f"{fitted['mapping']['kind']}; {_f(fitted['auroc_held_out'])}"],
+        ["**scored on dev 101-200: AUROC [95% bootstrap]**", f"**{_f(checked['auroc'])} [{_f(low)}, {_f(high)}]**"],
+        ["ECE of the probability shown", _f(checked["ece"])],
+        ["accuracy of the most trusted 25 / 50%", f"{_f(checked['accuracy_at']['0.25'])} / {_f(checked['accuracy_at']['0.5'])}"],
+        ["answered at the trust level for at most 30% wrong", "none (no level kept it on dev 1-100)" if not checked["answered"] else f"{checked['answered']}"],
+    ]
+    return table(["`sunar` with the probe", ""], rows)
+
+
 def stored_table(run: Path) -> str:
     """A run without committed predictions: its own ``metrics.json``, read, not recomputed."""
     metrics = json.loads((run / "metrics.json").read_text())["all"]
@@ -484,13 +503,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Ablations on dev 1-100: {where(dev100)}",
          lambda: answers_table(run(dev100), ["sunar", "sunar_no_asu", "sunar+first_stage=bm25"], base="sunar", differ=True)),
         (f"Uncertainty that acts, against Self-Ask: {where(acts)}", lambda: answers_table(run(acts))),
-        (f"Uncertainty that acts, against Self-Ask with the same demonstrations: {where(acts)}",
-         lambda: answers_table(run(acts), [v for v in variants_of(run(acts)) if v != "self_ask"], base="self_ask+demonstrations=2")),
         (f"Uncertainty that acts, each switch against SUNAR with hop sampling and branching: {where(acts)}",
          lambda: answers_table(run(acts), [v for v in variants_of(run(acts)) if v.startswith(acts_a)], base=acts_a, differ=True)),
-        (f"Wall seconds by node, SUNAR with hop sampling and branching: {where(acts)}", lambda: node_table(run(acts), acts_a)),
         (f"Confirmation, dev 101-217 (run once the design was fixed): {where(confirm)}", lambda: answers_table(run(confirm), base=demos)),
         (f"How the uncertainty acted on the confirmation questions: {where(confirm)}", lambda: branching_table(run(confirm), acts_s)),
+        (f"Wall seconds by node on the confirmation questions: {where(confirm)}", lambda: node_table(run(confirm), acts_s)),
         (f"Where the confirmation's wrong answers were lost: {where(confirm)}", lambda: (t := texts()) and stages_table(run(confirm), t)),
         (f"Dev 1-41 and the confirmation questions together: {where(acts)}, {where(confirm)}",
          lambda: answers_table([*of(run(acts), demos), *of(run(acts), acts_s), *run(confirm)], [demos, acts_s], base=demos)),
@@ -507,6 +524,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                [f for f in FEATURES if f not in ("unknown", "fallback", "answer_logprob", "probe")])),
         (f"The probability shown, fitted on dev 1-100 and scored on questions it never saw: {where(dev100)}, {where(dev200)}",
          lambda: calibrated_table([("`sunar`: fitted on dev 1-100, scored on dev 101-200", of(run(dev100), "sunar"), of(run(dev200), "sunar"))])),
+        ("The shipped calibration with the probe on the hidden state: `benchmarks/results/calibration-probe/results.json`",
+         lambda: probe_table(bench / "calibration-probe" / "results.json")),
         (f"The probability shown for uncertainty that acts, fitted on dev 1-41, scored on dev 101-217: {where(acts)}, {where(confirm)}",
          lambda: calibrated_table([(f"`{v}`", of(run(acts), v), of(run(confirm), v)) for v in (acts_s, demos)])),
         (f"Ten samples and the answer's likelihood, dev 1-24: {where(dev24)} against the same questions in {where(dev63)}",
