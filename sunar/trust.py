@@ -253,7 +253,8 @@ def judge(signals: dict[str, Any], calibration: dict[str, Any], min_trust: float
     # fit may weigh one against its sense, and "the samples disagree" must not be said when they agree
     low = np.nan_to_num(x[0] - np.asarray(model["mean"]), nan=0.0) < 0
     reasons = dict.fromkeys(REASONS.get(features[i], features[i]) for i in np.argsort(pulls) if pulls[i] < 0 and low[i])
-    why = "; ".join(list(reasons)[:2]) or "answers like this one are mostly wrong on the questions it was calibrated on"
+    weak = "answers like this one are mostly wrong on the questions it was calibrated on" if trust < 0.5 else ""  # the level alone withholds it
+    why = "; ".join(list(reasons)[:2]) or weak
     return {"trust": round(trust, 4), "abstained": abstained, "why": why}
 
 

@@ -61,7 +61,9 @@ def test_judge_gives_the_probability_and_names_what_pulls_it_down():
     unsure = trust.judge({"agreement": 0.0, "chain_agrees": -1.0}, calibration)  # below one half: the doubts are named
     assert not unsure["abstained"] and unsure["why"].startswith("the reasoning chain's own answer differs")
     withheld = trust.judge({"agreement": 1.0, "chain_agrees": 1.0}, calibration, min_trust=0.99)
-    assert withheld["abstained"] and withheld["why"] == "answers like this one are mostly wrong on the questions it was calibrated on"
+    assert withheld["abstained"] and withheld["why"] == ""  # 95% and withheld by the level alone: never "mostly wrong"
+    doubtful = trust.judge({"agreement": 0.5}, {**calibration, "model": {**MODEL, "intercept": -2.0}})
+    assert doubtful["trust"] < 0.5 and doubtful["why"] == "answers like this one are mostly wrong on the questions it was calibrated on"
     spread = {**MODEL, "coef": [1.0 if f in ("semantic_entropy", "sets", "hop_agreement") else 0.0 for f in trust.FEATURES]}
     pulled = trust.judge({"semantic_entropy": 1.0, "sets": 2, "hop_agreement": -0.5}, {**calibration, "model": spread})
     assert pulled["why"] == "the sampled answers mean different things; a hop's sampled answers disagree"  # each reason once
