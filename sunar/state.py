@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+
+# typing_extensions: pydantic (LangGraph Studio and MCP read the graphs' JSON schemas from it) needs its
+# TypedDict and NotRequired on Python 3.11
+from typing_extensions import TypedDict
 
 from sunar.stores.corpus import Document
 

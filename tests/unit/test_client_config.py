@@ -286,3 +286,15 @@ def test_a_slow_load_blocks_no_other_configuration(fake_models):
         for t in slow:
             t.join(10)
     assert built.count("embedded:slow") == 1  # two runs of one configuration load it once
+
+
+def test_every_served_graph_publishes_its_input_and_output_schemas():
+    """LangGraph Studio's forms and the MCP tools list are built from these JSON schemas: each served
+    graph's input names the question (pydantic needs typing_extensions' TypedDict on Python 3.11;
+    with typing's, the schema failed and MCP listed no tool)."""
+    from sunar import served
+
+    for name in ("sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf", "rag"):
+        graph = getattr(served, name)
+        assert "question" in graph.get_input_jsonschema()["properties"], name
+        assert {"answer", "confidence", "evidence"} <= set(graph.get_output_jsonschema()["properties"]), name

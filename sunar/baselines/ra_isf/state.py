@@ -3,7 +3,9 @@ question frames."""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal
+
+from typing_extensions import TypedDict  # pydantic reads the schema (Studio, MCP): it needs this one on Python 3.11
 
 from sunar.state import Evidence, InputState, OutputState
 
