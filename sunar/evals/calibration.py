@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import beta, rankdata
 
-from sunar.trust import COMBINED, FEATURES, WEIGHTS, predict, signal_matrix
+from sunar.trust import COMBINED, FEATURES, WEIGHTS, predict, probability, signal_matrix
 
 COVERAGES = (0.25, 0.5, 0.75)
 
@@ -236,8 +236,6 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
     with a 95% interval), how far it is from their accuracy (ECE), the accuracy of the most
     trusted 25/50/75%, and what its trust level (fixed before these answers are seen) answers,
     with the Clopper-Pearson bound on the error rate of those answers at the calibration's delta."""
-    from sunar.trust import probability
-
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if not rows:
         raise ValueError("no answers with signals to check the calibration on")
