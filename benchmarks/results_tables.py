@@ -89,6 +89,13 @@ def of(records: Records, variant: str) -> Records:
     return [r for r in records if r["variant"] == variant]
 
 
+def paired(records: Records, *variants: str) -> Records:
+    """The records of ``variants`` for the questions every one of them answered (a run stopped
+    part-way may hold one variant's answer to its last question without the other's)."""
+    ids = set.intersection(*({r["id"] for r in of(records, v)} for v in variants))
+    return [r for r in records if r["variant"] in variants and r["id"] in ids]
+
+
 # ---------------------------------------------------------------------------------------------
 # Figures of one variant
 
@@ -490,6 +497,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     sunar4 = ["sunar", "sunar_no_asu", "sunar_r", "self_ask"]
     acts, acts_a = "dev41-acts-qwen1.5b-cpu", "sunar+asu_batches=false+hop_samples=3+branch_width=2+demonstrations=2"
     confirm, acts_s, demos = "dev101-217-acts-confirm-qwen1.5b-cpu", f"{acts_a}+grounded_final=true", "self_ask+demonstrations=2"
+    acts2 = "dev42-100-acts-qwen1.5b-cpu"
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(dev100)}", lambda: answers_table(run(dev100), sunar4)),
         (f"Held-out questions, dev 101-200: {where(dev200)}", lambda: answers_table(run(dev200), base=None)),
@@ -509,8 +517,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"How the uncertainty acted on the confirmation questions: {where(confirm)}", lambda: branching_table(run(confirm), acts_s)),
         (f"Wall seconds by node on the confirmation questions: {where(confirm)}", lambda: node_table(run(confirm), acts_s)),
         (f"Where the confirmation's wrong answers were lost: {where(confirm)}", lambda: (t := texts()) and stages_table(run(confirm), t)),
-        (f"Dev 1-41 and the confirmation questions together: {where(acts)}, {where(confirm)}",
-         lambda: answers_table([*of(run(acts), demos), *of(run(acts), acts_s), *run(confirm)], [demos, acts_s], base=demos)),
+        (f"Every dev question run with both (dev 1-41, dev 42-100 as far as it got, dev 101-217): {where(acts)}, {where(acts2)}, {where(confirm)}",
+         lambda: answers_table([*of(run(acts), demos), *of(run(acts), acts_s), *paired(run(acts2), demos, acts_s), *run(confirm)], [demos, acts_s], base=demos)),
         (f"Evidence recall by dataset: {where(dev100)}, {where(base40)}, {where(pools)}",
          lambda: retrieval_table([(dev100, run(dev100), ["sunar", "self_ask", "sunar+first_stage=bm25"]),
                                   (base40, run(base40), ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]),
