@@ -12,7 +12,7 @@ from typing import Any
 from sunar.errors import SunarError
 from sunar.evals.calibration import check_calibration, fit_calibration
 from sunar.evals.run import latest, read_predictions, variant_graph, variant_settings
-from sunar.trust import COMBINED, predict, read
+from sunar.trust import COMBINED, read
 
 
 def _run_answers(run: str | Path, variant: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -95,10 +95,9 @@ def check_run(calibration_file: str | Path, run: str | Path, variant: str) -> di
     if records and not unseen:
         raise SunarError(f"{calibration_file} was fitted on every answer of {variant} in {run}; check it on a run it never saw")
     if calibration.get("probe") and unseen:
-        from sunar.evals.probe import hidden_states, reader
+        from sunar.evals.probe import add_probe, reader
 
-        for r, value in zip(unseen, predict(calibration["probe"], hidden_states(reader(str(llm)), unseen)), strict=True):
-            r["signals"] = {**(r.get("signals") or {}), "probe": round(float(value), 6)}
+        add_probe(reader(str(llm)), calibration["probe"], unseen)
     try:
         checked = check_calibration(calibration, unseen)
     except ValueError as exc:

@@ -40,14 +40,31 @@ def hidden_states(llm: LLM, records: Sequence[dict[str, Any]]) -> np.ndarray:
     return np.array([llm.hidden_state(probe_text(str(r["question"]), str(r["answer"]))) for r in records], dtype=float)
 
 
+def pair(record: dict[str, Any]) -> tuple[str, str]:
+    """A record's question and normalised answer: what the probe reads, whichever graph gave it."""
+    return str(record["id"]), normalize_answer(str(record.get("answer") or ""))
+
+
 def examples(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The distinct (question, answer) pairs among labelled answers, each once (the first label)."""
     seen: dict[tuple[str, str], dict[str, Any]] = {}
     for r in records:
         if r.get("error") or not r.get("question"):
             continue
-        seen.setdefault((str(r["id"]), normalize_answer(str(r.get("answer") or ""))), r)
+        seen.setdefault(pair(r), r)
     return list(seen.values())
+
+
+def set_probe(records: Sequence[dict[str, Any]], values: Sequence[float | None]) -> None:
+    """Each record's ``probe`` signal (kept beside its other signals)."""
+    for r, value in zip(records, values, strict=True):
+        r["signals"] = {**(r.get("signals") or {}), "probe": None if value is None else round(float(value), 6)}
+
+
+def add_probe(llm: LLM, probe: dict[str, Any], records: Sequence[dict[str, Any]]) -> None:
+    """A fitted probe's signal on records of questions it was not trained on."""
+    if records:
+        set_probe(records, predict(probe, hidden_states(llm, records)))
 
 
 def _fit(x: np.ndarray, y: np.ndarray, strength: float) -> dict[str, Any]:
@@ -95,12 +112,9 @@ def probe_signals(llm: LLM, train: Sequence[dict[str, Any]], rows: Sequence[dict
     groups = [str(r["id"]) for r in pairs]
     probe, tried = fit_probe(x, y, groups)
     oof = out_of_fold(x, y, groups, probe["strength"])
-    by_pair = {(str(r["id"]), normalize_answer(str(r.get("answer") or ""))): float(v) for r, v in zip(pairs, oof, strict=True)}
+    by_pair = {pair(r): float(v) for r, v in zip(pairs, oof, strict=True)}
     trained_on = set(groups)
-    fresh = [r for r in rows if str(r["id"]) not in trained_on]
-    scores = dict(zip((id(r) for r in fresh), predict(probe, hidden_states(llm, fresh)) if fresh else [], strict=True))
-    for r in rows:
-        key = (str(r["id"]), normalize_answer(str(r.get("answer") or "")))
-        value = by_pair.get(key) if str(r["id"]) in trained_on else scores.get(id(r))
-        r["signals"] = {**(r.get("signals") or {}), "probe": None if value is None else round(float(value), 6)}
+    seen = [r for r in rows if str(r["id"]) in trained_on]
+    set_probe(seen, [by_pair.get(pair(r)) for r in seen])
+    add_probe(llm, probe, [r for r in rows if str(r["id"]) not in trained_on])
     return probe, {"answers": len(pairs), "questions": len(trained_on), "auroc_by_strength": tried}
