@@ -226,6 +226,12 @@ class Configuration(Checked):
         description="The final answer is voted on: MER's answer (one vote) and each chain's answer (its "
         "probability, the product of its hops' shares), pooled by bidirectional entailment.",
     )
+    short_answer: bool = Field(
+        False,
+        description="The final answer is cut to the shortest part of it that answers the question (a name, place, "
+        "date or number without a title, the region after a city, or the rest of a sentence): one short call, "
+        "decoded as one of the answer's own spans, made only when the answer has more than one.",
+    )
     # --- Self-Ask and MER ---------------------------------------------------------------------
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions before the answer is forced.")
     chain_check_after: int = Field(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from scripted import ScriptedLLM
 from sunar.models.nli import _Cached
-from sunar.prompts import mer, nli, self_ask
+from sunar.prompts import mer, nli, self_ask, shorten
 from sunar.resources import Resources
 from sunar.stores.corpus import Document
 from sunar.usage import node
@@ -78,6 +78,8 @@ def prompt_kind(prompt: str) -> str:
         return "mer"
     if prompt.startswith(nli.SYSTEM):
         return "nli"
+    if prompt.startswith(shorten.SYSTEM):
+        return "shorten"
     return "answer"
 
 
@@ -120,6 +122,8 @@ def scripted_llm(
             return self_ask(prompt)
         if kind == "mer":
             return mer.format(answer=answer("MER:" + question_of(prompt), 0))
+        if kind == "shorten":  # the answer function sees "SHORTEN:" and the answer to cut
+            return answer("SHORTEN:" + re.findall(r"Answer: (.*)", prompt)[-1].strip(), 0)
         return answer(question_of(prompt), i)
 
     return ScriptedLLM(script)

@@ -3,7 +3,8 @@
     ask -> decompose --(follow-up sq_i)--> retrieve -> [NAR loop] -> answer_hop -> decompose ...
     answer_hop --(uncertain, requery: once more with its candidates)--> retrieve
     decompose --(done)--> next_chain --(a chain branched off an uncertain hop waits)--> decompose ...
-    next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> vote -> confidence -> respond
+    next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> vote -> shorten
+        -> confidence -> respond
 
     NAR loop (one sub-question; sunar.nar holds its rules):
         select_batch -> sample_answers -> cluster -> rescore -> update --(goes on)--> select_batch
@@ -14,7 +15,8 @@
     answer_hop samples the hop's own answers (``hop_samples``); when they fall into several semantic
     sets, the hop is retrieved again once with its candidates (``requery``: answer_hop -> retrieve),
     the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the chains'
-    answers with the final one (``final_vote``).
+    answers with the final one (``final_vote``). ``shorten`` cuts the final answer to the part of it the
+    question asks for (``short_answer``).
 
 Variants share the nodes and differ in structure:
   sunar         everything
@@ -55,6 +57,7 @@ from sunar.nodes.respond import respond
 from sunar.nodes.retrieve import retrieve
 from sunar.nodes.sample_answers import sample_answers
 from sunar.nodes.select_batch import select_batch
+from sunar.nodes.shorten import shorten
 from sunar.nodes.update import make_update
 from sunar.nodes.vote import vote
 from sunar.state import InputState, OutputState, SunarState
@@ -116,6 +119,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("gather", gather)
     g.add_node("final", mer if v.mer else conclude)
     g.add_node("vote", vote)
+    g.add_node("shorten", shorten)
     g.add_node("confidence", make_confidence(variant))
     g.add_node("respond", respond)
 
@@ -144,7 +148,8 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_conditional_edges("answer_hop", after_answer, ["retrieve", "decompose"])  # next sub-question
     g.add_edge("gather", "final")
     g.add_edge("final", "vote")
-    g.add_edge("vote", "confidence")
+    g.add_edge("vote", "shorten")
+    g.add_edge("shorten", "confidence")
     g.add_edge("confidence", "respond")
     g.add_edge("respond", END)
     return g.compile(checkpointer=checkpointer, name=variant)
@@ -186,6 +191,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return None
     if node == "vote" and update.get("answer"):
         return f"the chains outvoted the final step: {update['answer']}"
+    if node == "shorten" and update.get("answer"):
+        return f"answer cut to what the question asks for: {update['answer']}"
     return describe_common(node, update)
 
 

@@ -91,3 +91,37 @@ def choice_schema(allowed: Sequence[str]) -> Schema:
 def grounded_schema(evidence: Sequence[dict]) -> Schema:
     """:func:`choice_schema` of the evidence's spans."""
     return choice_schema(spans(evidence))
+
+
+#: Titles before a name that a short answer leaves out ("Rabbi Dovber Schneuri" gives "Dovber Schneuri").
+_TITLES = re.compile(
+    r"^(?:Rabbi|King|Queen|Prince|Princess|Emperor|Empress|Pope|Sir|Dame|Lord|Lady|Dr\.?|Doctor|Professor|Prof\.|"
+    r"General|Colonel|Captain|President|Sultan|Shah|Duke|Duchess|Count|Countess|Baron|Bishop|Archbishop|Cardinal|Father|Mr\.|Mrs\.|Ms\.)\s+"
+)
+
+
+def _breaks_a_date_or_number(answer: str, part: str) -> bool:
+    """Whether ``part`` is only ever a piece of one of the answer's dates or numbers, or cuts one
+    ("April" or "1875" of "April 22, 1875"; "000" of "25,000")."""
+    atoms = [m.span() for m in [*_DATE.finditer(answer), *_NUMBER.finditer(answer)]]
+    starts = [m.start() for m in re.finditer(re.escape(part), answer)]
+    def broken(a: int, b: int) -> bool:
+        return any((s <= a < e or s < b <= e) and (a, b) != (s, e) and not (a <= s and e <= b) for s, e in atoms)
+    return bool(starts) and all(broken(a, a + len(part)) for a in starts)
+
+
+def parts(answer: str) -> list[str]:
+    """The shorter answers inside ``answer``: its names (a title dropped), dates, numbers and the
+    pieces between its commas, once each, in order, without the answer itself and without pieces
+    of a date or number. "Munich, Germany" gives "Munich" and "Germany"; "Thomas Hale died on
+    12 March 1871" gives "Thomas Hale" and "12 March 1871"."""
+    whole = _tidy(answer)
+    found: dict[str, None] = {}
+    names = _names(answer)
+    for name in [*names, *(_TITLES.sub("", n) for n in names)]:
+        found.setdefault(_tidy(name), None)
+    for m in [*_DATE.finditer(answer), *_NUMBER.finditer(answer)]:
+        found.setdefault(_tidy(m.group(0)), None)
+    for piece in answer.split(","):
+        found.setdefault(_tidy(piece), None)
+    return [p for p in found if p and p != whole and p.casefold() in whole.casefold() and not _breaks_a_date_or_number(whole, p)]

@@ -74,3 +74,19 @@ def test_an_uncertain_hop_is_retrieved_again_then_branches_and_the_best_supporte
     assert path == [(h["question"], h["answer"]) for h in chains[state["chosen"]]["hops"]]
     assert any(line.startswith("next chain:") for line in lines) and any(line.startswith("2 chains:") for line in lines)
     assert state["answer"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "answer", "short"),
+    [
+        ("Where was the director of film Ronnie Rocket born?", "Missoula, Montana", "Missoula"),
+        ("When was the director of film Ronnie Rocket born?", "David Lynch was born on January 20, 1946", "January 20, 1946"),
+    ],
+)
+def test_the_final_answer_is_cut_to_what_the_question_asks_for(demo_index, question, answer, short):
+    from sunar.nodes.shorten import shorten
+
+    config = {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off", "short_answer": True}
+    update = shorten({"question": question, "answer": answer}, {"configurable": config})
+    assert update.get("answer") == short, update

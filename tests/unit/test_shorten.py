@@ -1,0 +1,92 @@
+"""``short_answer``: the final answer cut to the part of it the question asks for, decoded as one of
+the answer's own spans; with a scripted LLM."""
+
+import pytest
+
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm
+from sunar.graph import build_graph, describe_step
+from sunar.nodes.shorten import shorten
+from sunar.prompts.spans import parts
+
+QUESTION = "Where was the director of Ronnie Rocket born?"
+CORPUS = docs(
+    ("rr", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."),
+    ("dl", "David Lynch", "David Lynch was born in Missoula, Montana, on January 20, 1946."),
+)
+RANKINGS = {"Who directed Ronnie Rocket?": [("rr", 3.0)], "Where was David Lynch born?": [("dl", 3.0)]}
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Munich, Germany", ["Munich", "Germany"]),
+        ("Gustaf Molander was born in Helsingfors", ["Gustaf Molander", "Helsingfors"]),
+        ("Hector Macpherson Sr. was born on April 22, 1875", ["Hector Macpherson Sr", "April 22, 1875"]),
+        ("Rabbi Dovber Schneuri", ["Dovber Schneuri"]),
+        ("Chen Zheng and Chen Yuanguang", ["Chen Zheng", "Chen Yuanguang"]),
+        ("St. Louis, Missouri", ["St. Louis", "Missouri"]),
+        ("3 May 1994 in Paris", ["Paris", "3 May 1994"]),
+        # nothing shorter: one name, a date or a number is never cut into pieces, lower-case words have no spans
+        ("Boris Yeltsin", []),
+        ("April 22, 1875", []),
+        ("25,000", []),
+        ("heart attack", []),
+    ],
+)
+def test_the_parts_of_an_answer(answer, expected):
+    assert parts(answer) == expected
+
+
+def script(cut: dict[str, str]):
+    def answer(question: str, i: int) -> str:
+        if question.startswith("SHORTEN:"):
+            return cut.get(question.removeprefix("SHORTEN:"), "unknown")
+        return "unknown"
+
+    return scripted_llm(lambda prompt: "So the final answer is: unknown", answer)
+
+
+def node(answer: str, cut: dict[str, str], **config):
+    llm = script(cut)
+    res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    update = shorten({"question": QUESTION, "answer": answer}, {"configurable": {"resources": res, "short_answer": True, **config}})
+    return update, llm
+
+
+def test_the_answer_is_cut_to_the_chosen_part_decoded_among_the_answers_own_spans():
+    update, llm = node("Missoula, Montana", {"Missoula, Montana": "Missoula"})
+    assert update["answer"] == "Missoula" and "cut to what the question asks for" in update["notes"][0]
+    assert llm.schemas[-1]["properties"]["answer"]["enum"] == ["Missoula, Montana", "Missoula", "Montana", "unknown"]
+    assert update["usage"]["calls"] == {"shorten": 1}
+
+
+def test_a_reply_that_is_no_part_of_the_answer_keeps_it():
+    for reply in ["Missoula, Montana", "unknown", "Brooklyn"]:
+        update, _ = node("Missoula, Montana", {"Missoula, Montana": reply}, structured_output=False)
+        assert "answer" not in update
+
+
+def test_no_call_when_off_unknown_or_nothing_shorter():
+    for answer, config in [("Missoula, Montana", {"short_answer": False}), ("unknown", {}), ("Boris Yeltsin", {}), ("", {})]:
+        update, llm = node(answer, {answer: "Missoula"}, **config)
+        assert "answer" not in update and not llm.calls
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_the_graph_cuts_its_final_answer_after_the_vote(variant):
+    def self_ask(prompt: str) -> str:
+        found = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
+        return ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", "So the final answer is: Missoula, Montana"][min(found, 2)]
+
+    def answer(question: str, i: int) -> str:
+        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula, Montana", "MER:" + QUESTION: "Missoula, Montana", "SHORTEN:Missoula, Montana": "Missoula"}
+        return table.get(question, "unknown")
+
+    res = resources(scripted_llm(self_ask, answer), TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "calibration": "off"}
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "Missoula, Montana"
+    steps = list(build_graph(variant).stream({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}}, stream_mode="updates"))
+    update = next(u["shorten"] for u in steps if "shorten" in u)
+    assert update["answer"] == "Missoula"
+    assert describe_step("shorten", update, {}) == "answer cut to what the question asks for: Missoula"
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}})["answer"] == "Missoula"
