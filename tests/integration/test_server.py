@@ -7,6 +7,7 @@ names one, or sends a bad value, gets the one-line error. Pages of other web ori
 permission and are refused. The LLM is the scripted gold oracle (tests/oracle.py); scorer, stores
 and graphs are real."""
 
+import contextlib
 import hashlib
 import json
 import os
@@ -85,13 +86,12 @@ def test_run_studio_starts_langgraph_dev_on_the_loopback(tmp_path):
     assert result.stdout.split() == ["dev", "--no-browser", "--host", "127.0.0.1", "--port", "2999"]
 
 
-@pytest.fixture(scope="module")
-def studio(tmp_path_factory, demo_index, langsmith_endpoint):
+@contextlib.contextmanager
+def studio_server(folder: Path, langsmith_endpoint: str, **extra_env: str):
     """``./run studio`` (:func:`run_copy`) on a free port, with --no-reload; the process and its
     URL, stopped by process group. The project's langgraph.json (auth, CORS) with the graphs of
     tests/served.py; the operator's settings in the server's environment, and LangSmith tracing
-    asked for, to a stand-in."""
-    folder = tmp_path_factory.mktemp("server")
+    asked for, to a stand-in; ``extra_env`` on top (the oracle's delays and log)."""
     spec = json.loads((ROOT / "langgraph.json").read_text())
     spec["dependencies"] = [str(ROOT)]
     spec["graphs"] = {name: f"{TESTS / 'served.py'}:{name}" for name in spec["graphs"]}  # the graphs, with the oracle
@@ -106,7 +106,6 @@ def studio(tmp_path_factory, demo_index, langsmith_endpoint):
         "LANGGRAPH_NO_VERSION_CHECK": "1",
         # the operator's settings (the oracle stands in for the embedded model)
         "SUNAR_LLM": "embedded:qwen2.5-1.5b",
-        "SUNAR_INDEX_DIR": str(demo_index),
         "SUNAR_NLI": "llm",
         "SUNAR_SCORER": "dense",
         # tracing asked for: importing sunar turns it off, so the stand-in must see no trace
@@ -114,6 +113,7 @@ def studio(tmp_path_factory, demo_index, langsmith_endpoint):
         "LANGCHAIN_TRACING_V2": "true",
         "LANGSMITH_ENDPOINT": langsmith_endpoint,
         "LANGSMITH_API_KEY": "lsv2-not-a-key",
+        **extra_env,
     }
     url = f"http://127.0.0.1:{port}"
     with open(folder / "server.log", "w") as log:
@@ -125,8 +125,16 @@ def studio(tmp_path_factory, demo_index, langsmith_endpoint):
             wait_until_up(proc, f"{url}/ok", folder / "server.log", 180, "./run studio")
             yield proc, url
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):  # a test may have stopped it already
+                os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory, demo_index, langsmith_endpoint):
+    """:func:`studio_server` as the tests below share it."""
+    with studio_server(tmp_path_factory.mktemp("server"), langsmith_endpoint, SUNAR_INDEX_DIR=str(demo_index)) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")
@@ -328,3 +336,94 @@ def test_the_a2a_endpoint_is_off(client, server):
     assert httpx.get(f"{server}/a2a/{assistant}").status_code == 404
     assert httpx.post(f"{server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                       headers={"Accept": "application/json, text/event-stream"}).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def slow_studio(tmp_path_factory, demo_index, langsmith_endpoint):
+    """A server of its own whose oracle takes :data:`ORACLE_DELAY` s per answer and logs each call
+    (its kind, one line): runs long enough to be stopped in the middle, and calls that can be counted."""
+    folder = tmp_path_factory.mktemp("slow-server")
+    calls = folder / "oracle.log"
+    calls.write_text("")
+    with studio_server(folder, langsmith_endpoint, SUNAR_INDEX_DIR=str(demo_index), SUNAR_ORACLE_DELAY=str(ORACLE_DELAY),
+                       SUNAR_ORACLE_LOG=str(calls)) as (proc, url):
+        yield proc, url, calls
+
+
+ORACLE_DELAY = 0.5
+
+
+def oracle_calls(log: Path) -> list[str]:
+    return log.read_text().split()
+
+
+def last_change(log: Path, since: float, watch: float) -> float:
+    """Watch ``log`` for ``watch`` s; the seconds from ``since`` to its last growth (0: none)."""
+    size, changed = len(oracle_calls(log)), since
+    while time.monotonic() - since < watch:
+        if len(oracle_calls(log)) != size:
+            size, changed = len(oracle_calls(log)), time.monotonic()
+        time.sleep(0.02)
+    return changed - since
+
+
+def wait_for(condition, seconds: float, step: float = 0.05) -> float:
+    """Seconds until ``condition()`` holds; fails after ``seconds``."""
+    start = time.monotonic()
+    while not condition():
+        assert time.monotonic() - start < seconds, f"not within {seconds} s"
+        time.sleep(step)
+    return time.monotonic() - start
+
+
+@pytest.mark.slow
+def test_a_run_cancelled_as_studios_stop_does_stops_computing_and_its_thread_resumes(slow_studio):
+    """POST /threads/{t}/runs/{r}/cancel (what Studio's Stop sends) in the middle of NAR: the run is
+    interrupted at once, the oracle is asked nothing more after the step in flight, and the same
+    thread, run again with no input, goes on from its last checkpoint to the answer."""
+    from langgraph_sdk import get_sync_client
+
+    _, url, log = slow_studio
+    client = get_sync_client(url=url, headers=STUDIO, api_key=None)
+    thread = client.threads.create()["thread_id"]
+    start = len(oracle_calls(log))
+    run = client.runs.create(thread, "sunar", input={"question": Q1}, config={"configurable": SMALL}, stream_mode=["values", "messages-tuple"])
+    wait_for(lambda: oracle_calls(log)[start:].count("answer") >= 3, 60)  # sub-answers sampled: NAR is under way
+    asked = time.monotonic()
+    client.runs.cancel(thread, run["run_id"])  # action "interrupt", as Studio's Stop
+    interrupted = wait_for(lambda: client.runs.get(thread, run["run_id"])["status"] == "interrupted", 10, 0.02)
+    last_call = last_change(log, asked, watch=6.0)
+    print(f"\ncancel: run interrupted {interrupted:.2f} s after the request; the model's last call began {last_call:.2f} s after it")
+    assert interrupted < 3 and last_call < 2 * ORACLE_DELAY + 1  # at most the samples of the step in flight
+    assert client.threads.get_state(thread)["next"]  # stopped with steps to go
+
+    before = len(oracle_calls(log))
+    out = client.runs.wait(thread, "sunar", input=None, config={"configurable": SMALL})
+    assert out["answer"] == "Missoula, Montana"
+    resumed = oracle_calls(log)[before:]
+    assert resumed.count("self_ask") < 3  # it went on: the first follow-up was not asked again
+
+
+@pytest.mark.slow
+def test_sigterm_ends_run_studio_within_5_s_with_a_run_in_flight(slow_studio):
+    """SIGTERM to ``./run studio`` (the langgraph dev process it becomes) while a run computes: the
+    server is gone within 5 s."""
+    from langgraph_sdk import get_sync_client
+
+    proc, url, log = slow_studio
+    client = get_sync_client(url=url, headers=STUDIO, api_key=None)
+    thread = client.threads.create()["thread_id"]
+    start = len(oracle_calls(log))
+    client.runs.create(thread, "sunar", input={"question": Q2}, config={"configurable": SMALL})
+    wait_for(lambda: oracle_calls(log)[start:].count("answer") >= 2, 60)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    took = time.monotonic() - sent
+    print(f"\nSIGTERM: ./run studio ended {took:.2f} s after the signal")
+    assert took < 5
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        return  # no process of its group is left either
+    pytest.fail("a process of ./run studio's group outlived it")
