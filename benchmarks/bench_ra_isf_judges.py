@@ -45,7 +45,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from benchmarks import add_data_argument, data_dir
 from benchmarks.bench_nli import balanced_accuracy, fit_tau
 from sunar.baselines.ra_isf import prompts
-from sunar.configuration import Configuration
+from sunar.baselines.ra_isf.configuration import RaIsfConfiguration as Configuration
 from sunar.evals.calibration import auroc
 from sunar.evals.data import read_questions
 from sunar.evals.metrics import cover_em, proportion_ci

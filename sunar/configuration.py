@@ -1,40 +1,25 @@
-"""One typed configuration for the whole product, resolved and checked in one place.
+"""SUNAR's configuration: the fields every graph shares (models, index, retrieval, Self-Ask,
+MER, confidence) and SUNAR's own, each with its default, range and description.
 
-:class:`Configuration` is every graph's ``context_schema``, so LangGraph Studio shows each knob
-with its default, range and description (the paper's symbols b, c, m, k, l are in them). Every
-entry point builds it the same way, through pydantic validation of the values the caller gave:
-
-- the CLI (``--llm``, ``--profile``, ``--set FIELD=VALUE``) and ``sunar eval`` call
-  :meth:`Configuration.resolve`;
-- LangGraph (Studio, the API, ``graph.invoke(..., context=...)``) builds it from the run's
-  context, and nodes read it with :meth:`Configuration.from_runnable_config`, which also takes the
-  ``configurable`` section of a ``RunnableConfig`` (Python callers).
-
-Whatever the entry point, a bad value is one :class:`~sunar.errors.ConfigurationError` line
-("configuration: rescoring must be one of paper, official (got 'both')"), and the profile is
-applied the same way: the ``cpu`` profile's values for the fields the caller did not set, when
-the LLM is the embedded CPU model (``profile="auto"``).
-
-The graphs the servers serve take a client's configuration as their context, whose policy lives
-with them (:mod:`sunar.served`): a remote client sets the algorithm's bounded numbers and choices,
-and the fields naming a path, a URL or a model come from the server's environment.
+:class:`Configuration` is the SUNAR graphs' ``context_schema``, so LangGraph Studio shows each
+knob with its default, range and description (the paper's symbols b, c, m, k, l are in them).
+Each baseline's graph takes a subclass of it, with the fields only that baseline reads, from its
+own package (``sunar.baselines.gensco.configuration``, ``sunar.baselines.ra_isf.configuration``).
+How a configuration is checked and resolved, whatever the entry point, is :mod:`sunar.settings`.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Literal
 
-from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field
 
-from sunar.errors import ConfigurationError
 from sunar.models.openai_compat import DEFAULT_OPENAI_URL
-from sunar.models.providers import resolve_llm
+from sunar.settings import Settings
 
 #: Smaller settings for the embedded CPU model (a 1.5B model at ~12 tokens/s): fewer samples and a
 #: smaller budget keep a question to minutes instead of an hour. The ``paper`` profile is the
-#: field defaults.
+#: field defaults. A baseline's own fields have theirs in its subclass's ``cpu_profile``.
 CPU_PROFILE: dict[str, Any] = {
     "batch_size": 8,
     "budget": 16,
@@ -45,66 +30,18 @@ CPU_PROFILE: dict[str, Any] = {
     "max_hops": 3,
     "chain_check_after": 2,
     "max_tokens": 128,
-    "gensco_pool": 10,
-    "gensco_candidates": 5,
-    # RA-ISF's judges as measured on dev questions 101-140 (benchmarks/RESULTS.md): the 1.5B model
-    # answered 1 of 40 from memory and its self-knowledge judge said yes to 22, so it is asked to be
-    # surer than any margin seen; its relevance judge is at chance and the scorer's score is not
-    # (1.36 is on the hybrid scorer's scale, the offline default; another scorer needs its own)
-    "ra_isf_relevance": "scorer",
-    "relevance_threshold": 1.36,
-    "self_knowledge_threshold": 1.0,
-    # one passage about the question's subject is relevant to a two-hop question yet one hop short
-    # (the scorer's judge let RA-ISF answer 28 of 40 dev questions at once, 1 of them right)
-    "ra_isf_min_relevant": 2,
     # With m=3 samples and two batches per sub-question, the paper's score / s halves a whole batch
     # on one dissenting sample, and a batch that confidently answers off-topic then outranks the
     # gold one. The official code's contradiction penalty keeps Recall@10 (benchmarks/RESULTS.md).
     "rescoring": "official",
 }
-PROFILES: dict[str, dict[str, Any]] = {"paper": {}, "cpu": CPU_PROFILE}
-
-#: Keys LangGraph itself puts beside the configuration in a run's ``configurable``/``context``.
-LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
-
-def _runtime_context() -> Any:
-    """The LangGraph runtime context of the node being run, or None outside a graph."""
-    try:
-        from langgraph.runtime import get_runtime
-
-        return get_runtime().context
-    except Exception:  # not inside a LangGraph run
-        return None
 
 
-@functools.cache
-def _auto_llm() -> str:
-    """What ``llm="auto"`` means in this process (decided once: the Ollama probe takes a moment)."""
-    return resolve_llm("auto")[0]
+class Configuration(Settings):
+    """Settings of a SUNAR run, and the fields every graph shares (a baseline's own are in its
+    package's subclass). Defaults are the paper's values (the ``paper`` profile)."""
 
-
-def own_keys(data: Any) -> Any:
-    """A configuration's values without the keys LangGraph puts beside them."""
-    if isinstance(data, dict):
-        return {k: v for k, v in data.items() if k not in LANGGRAPH_KEYS and not str(k).startswith("__")}
-    return data
-
-
-class Checked(BaseModel):
-    """A model whose bad values are one :class:`ConfigurationError` line (LangGraph builds the
-    context this way from what Studio and API clients send)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
-
-    def __init__(self, **values: Any) -> None:
-        try:
-            super().__init__(**values)
-        except ValidationError as exc:
-            raise ConfigurationError(_one_line(exc, type(self))) from None
-
-
-class Configuration(Checked):
-    """Settings of a SUNAR run. Defaults are the paper's values (the ``paper`` profile)."""
+    cpu_profile = CPU_PROFILE
 
     # --- models -------------------------------------------------------------------------------
     llm: str = Field(
@@ -137,6 +74,12 @@ class Configuration(Checked):
         DEFAULT_OPENAI_URL,
         description="The OpenAI-compatible server an 'openai:<model>' LLM is asked on (llama.cpp's server, "
         "LM Studio, vLLM, Ollama's /v1, LocalAI). Served graphs: SUNAR_OPENAI_BASE_URL in the server's environment.",
+    )
+    likelihood_llm: str = Field(
+        "",
+        description="The LLM that gives the log-likelihood of a given text: GenSco's scorer and the answer_likelihood "
+        "signal. It must return token log-probabilities ('embedded:<name>' can; Ollama cannot). Empty: the generative "
+        "LLM. Served graphs: SUNAR_LIKELIHOOD_LLM in the server's environment.",
     )
     # --- index --------------------------------------------------------------------------------
     index_dir: str = Field(
@@ -271,55 +214,7 @@ class Configuration(Checked):
         "the format: a grammar on the embedded llama.cpp model, 'format' on Ollama, 'response_format' on an "
         "OpenAI-compatible server. Off: the same prompts decoded freely (a reply that breaks the JSON is read as free text).",
     )
-    # --- other systems: GenSco and RA-ISF ------------------------------------------------------
-    gensco_pool: int = Field(
-        20,
-        ge=1,
-        le=100,
-        description="GenSco: passages in a question's fixed candidate pool when the input gives none (pool_ids): the "
-        "first stage of the question, this deep (the paper's pools hold 10-20 passages).",
-    )
-    gensco_candidates: int = Field(
-        20,
-        ge=1,
-        le=100,
-        description="GenSco: candidate passages the scorer LLM compares per step: the pool's passages not chosen yet, "
-        "pre-ranked by the scorer against the sub-question, top ones (the whole pool, as in the paper, when it is no larger).",
-    )
-    likelihood_llm: str = Field(
-        "",
-        description="GenSco's scorer LLM, which must return token log-probabilities of a given text "
-        "('embedded:<name>' can; Ollama cannot). Empty: the generative LLM. Served graphs: SUNAR_LIKELIHOOD_LLM "
-        "in the server's environment.",
-    )
-    ra_isf_depth: int = Field(3, ge=0, le=10, description="RA-ISF: deepest recursion of sub-questions (D_th); past it a sub-question is 'unknown'.")
-    ra_isf_relevance: Literal["llm", "scorer"] = Field(
-        "llm",
-        description="RA-ISF: who judges a passage's relevance: 'llm' (the LLM asked yes or no; the paper's judge is "
-        "a fine-tuned 7B model) or 'scorer' (the scorer's score, a relevance model, without an LLM call).",
-    )
-    relevance_threshold: float = Field(
-        0.0,
-        ge=-50.0,
-        le=50.0,
-        description="RA-ISF: a passage is relevant when the judge's margin is above this: the LLM's logp(yes) - logp(no) "
-        "(0: the argmax) or the scorer's score (benchmarks/bench_ra_isf_judges measures both).",
-    )
-    ra_isf_min_relevant: int = Field(
-        1,
-        ge=1,
-        le=20,
-        description="RA-ISF: the original question is answered from its relevant passages only when at least this many "
-        "are relevant, else decomposed; a sub-question needs one. The paper's appendix judges the passages relevant and "
-        "sufficient, which one passage about a multi-hop question's subject is not (1: the paper's rule).",
-    )
-    self_knowledge_threshold: float = Field(
-        0.0,
-        ge=-50.0,
-        le=50.0,
-        description="RA-ISF: the question is answered from memory when the self-knowledge judge's logp(yes) - logp(no) "
-        "is above this (0: the argmax).",
-    )
+    # --- confidence and trust -----------------------------------------------------------------
     confidence_samples: int = Field(
         0, ge=0, le=100, description="Answers sampled to the original question for the final answer's confidence and signals; 0: m."
     )
@@ -350,112 +245,6 @@ class Configuration(Checked):
         "SUNAR_LLM_CACHE in the server's environment.",
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _profiled(cls, data: Any) -> Any:
-        """LangGraph's own keys dropped, and the profile applied to the fields not given."""
-        data = own_keys(data)
-        return _with_profile(data) if isinstance(data, dict) else data
-
-    @classmethod
-    def resolve(cls, values: dict[str, Any] | None = None) -> Configuration:
-        """The configuration for ``values`` (field -> value, strings allowed as from ``--set``);
-        unknown fields and bad values are a :class:`ConfigurationError`."""
-        try:
-            return _resolve(_frozen(values or {}))
-        except TypeError:  # an unhashable value (a list, a dict): validation says what is wrong
-            return cls(**(values or {}))
-
-    @classmethod
-    def from_runnable_config(cls, config: RunnableConfig | None = None) -> Configuration:
-        """The run's configuration, inside a node: the run's context (LangGraph Studio, the API,
-        ``invoke(context=...)``), then the known fields of ``configurable`` (which win). When the
-        caller injected ready :class:`~sunar.resources.Resources` and named no LLM, the injected
-        LLM decides the profile. In a served graph's run (its context a client's, :mod:`sunar.served`),
-        the operator's fields come from the environment and a client's may not name them."""
-        values: dict[str, Any] = {}
-        context = _runtime_context()
-        if hasattr(context, "served_values"):  # a served graph's run: the server's policy (sunar.served)
-            return cls.resolve(context.served_values((config or {}).get("configurable") or {}))
-        if isinstance(context, Configuration):
-            values.update(context.given())
-        elif isinstance(context, dict):
-            values.update(context)
-        configurable = (config or {}).get("configurable") or {}
-        values.update((k, v) for k, v in configurable.items() if k in cls.model_fields)
-        injected = getattr(getattr(configurable.get("resources"), "llm", None), "name", None)
-        if injected and "llm" not in values:
-            values["llm"] = injected
-        return cls.resolve(values)
-
-    @classmethod
-    def as_recorded(cls, recorded: dict[str, Any]) -> dict[str, Any]:
-        """Every field of a run that recorded these values (say, a calibration's runs): its known
-        fields as given, a field it did not record (a newer switch) at its default."""
-        return cls.resolve({k: v for k, v in recorded.items() if k in cls.model_fields}).values()
-
     def reply_schema(self, schema: dict[str, Any]) -> dict[str, Any] | None:
         """A reply's JSON schema, as the LLM is asked to decode under it (None: decode freely)."""
         return schema if self.structured_output else None
-
-    def given(self) -> dict[str, Any]:
-        """The fields set explicitly or by the profile (not left at the paper's default)."""
-        return {name: getattr(self, name) for name in self.model_fields_set}
-
-    def values(self) -> dict[str, Any]:
-        """Every field, as a plain dict (what a run records, and a ``configurable`` section)."""
-        return self.model_dump()
-
-
-def _with_profile(data: dict[str, Any]) -> dict[str, Any]:
-    """The profile's values for the fields ``data`` does not set; ``profile`` resolved."""
-    profile = data.get("profile", "auto")
-    if profile == "auto":
-        llm = data.get("llm", "auto")
-        if llm == "auto":
-            llm = data["llm"] = _auto_llm()
-        profile = "cpu" if isinstance(llm, str) and llm.startswith("embedded:") else "paper"
-    if profile not in PROFILES:
-        return data  # validation reports it
-    return {**PROFILES[profile], **data, "profile": profile}
-
-
-def _frozen(values: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
-    return tuple(sorted((str(k), type(v).__name__, v) for k, v in values.items()))
-
-
-@functools.lru_cache(maxsize=512)
-def _resolve(items: tuple[tuple[str, str, Any], ...]) -> Configuration:
-    return Configuration(**{k: v for k, _, v in items})
-
-
-def _one_line(exc: ValidationError, model: type[BaseModel]) -> str:
-    """pydantic's errors as one line a user can act on."""
-    parts = []
-    for error in exc.errors():
-        field = ".".join(str(p) for p in error.get("loc") or ()) or "configuration"
-        kind, ctx, got = error.get("type", ""), error.get("ctx") or {}, error.get("input")
-        if kind == "extra_forbidden":
-            fields = [name for name in model.model_fields if name not in getattr(model, "operator_fields", ())]
-            parts.append(f"unknown field '{field}' (fields: {', '.join(fields)})")
-            continue
-        if kind == "literal_error":
-            choices = ", ".join(a.strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(", "))
-            rule = f"must be one of {choices}"
-        elif kind in ("int_parsing", "int_type", "int_from_float"):
-            rule = "must be a whole number"
-        elif kind in ("float_parsing", "float_type", "finite_number"):
-            rule = "must be a number"
-        elif kind in ("bool_parsing", "bool_type"):
-            rule = "must be true or false"
-        elif kind == "string_type":
-            rule = "must be text"
-        elif kind in ("greater_than_equal", "less_than_equal"):
-            field_info = model.model_fields.get(field)
-            bounds = {type(m).__name__: m for m in (field_info.metadata if field_info else [])}
-            low, high = getattr(bounds.get("Ge"), "ge", None), getattr(bounds.get("Le"), "le", None)
-            rule = f"must be from {low} to {high}" if low is not None and high is not None else error.get("msg", "").lower()
-        else:
-            rule = str(error.get("msg", "is not valid")).lower()
-        parts.append(f"{field} {rule} (got {got!r})")
-    return "configuration: " + "; ".join(parts)

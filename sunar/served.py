@@ -1,7 +1,8 @@
 """The graphs ``langgraph dev`` serves (langgraph.json points here), and who may talk to them.
 
-The graphs are :data:`sunar.graph.GRAPHS`' own, with :data:`ClientConfiguration` as their context
-(the served-client policy, here with the servers; the OpenAI endpoint applies it too): a remote
+The graphs are :data:`sunar.graph.GRAPHS`' own, each with a client's view of its own configuration
+as its context (:func:`client_configuration`; :data:`ClientConfiguration` holds every graph's fields
+for the OpenAI endpoint): the served-client policy, here with the servers. A remote
 client (LangGraph Studio, a chat app, the SDK) sets the algorithm's numbers and choices, never a
 path, a URL or a model to load. The server's operator sets those with environment variables
 (:data:`OPERATOR_ENV`: SUNAR_LLM, SUNAR_INDEX_DIR, ...). Python callers and the CLI use
@@ -14,6 +15,7 @@ rebinding page) or sent by a web page of another origin than LangGraph Studio's 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any, ClassVar
@@ -21,9 +23,10 @@ from typing import Any, ClassVar
 from langgraph_sdk import Auth
 from pydantic import Field, create_model, model_validator
 
-from sunar.configuration import LANGGRAPH_KEYS, Checked, Configuration, own_keys
+from sunar.baselines.configuration import AnyConfiguration
 from sunar.errors import ConfigurationError
 from sunar.graph import build_graph
+from sunar.settings import LANGGRAPH_KEYS, Checked, Settings, own_keys
 
 #: The server operator's fields (a path, a URL or a model to load) and the environment variables
 #: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.served`). A remote client of
@@ -43,7 +46,7 @@ OPERATOR_ENV: dict[str, str] = {
 
 
 class _ClientFields(Checked):
-    """What a remote client of the served graphs may set: :class:`Configuration`'s bounded numbers
+    """What a remote client of the served graphs may set: a configuration's bounded numbers
     and choices. Each operator field is there only to say so when a client sends it (a value of
     null is taken as not sent); the operator sets them with :data:`OPERATOR_ENV`."""
 
@@ -67,12 +70,13 @@ class _ClientFields(Checked):
         return {name: getattr(self, name) for name in self.model_fields_set if getattr(self, name) is not None}
 
     def served_values(self, configurable: dict[str, Any]) -> dict[str, Any]:
-        """A served run's values (what :meth:`Configuration.from_runnable_config` resolves): the
+        """A served run's values (what :meth:`~sunar.settings.Settings.from_runnable_config` resolves): the
         operator's from the environment, then what the client set in this context and in
-        ``configurable``. The client's keys in ``configurable`` are the field-like ones that are
-        not LangGraph's (it also holds HTTP headers and the server's own keys)."""
+        ``configurable``, checked as the context was (the graph's own fields). The client's keys in
+        ``configurable`` are the field-like ones that are not LangGraph's (it also holds HTTP
+        headers and the server's own keys)."""
         sent = {k: v for k, v in configurable.items() if _client_key(k)}
-        client = ClientConfiguration(**{**self.given(), **sent})  # a bad or operator field: one line
+        client = type(self)(**{**self.given(), **sent})  # a bad, operator or other graph's field: one line
         return {**operator_settings(), **client.given()}
 
 
@@ -80,15 +84,23 @@ def _operator_field(name: str, variable: str) -> tuple[Any, Any]:
     return None, Field(None, description=f"The server operator's setting ({variable} in the server's environment); a client cannot set it.")
 
 
-#: The served graphs' ``context_schema``: what LangGraph Studio shows and an API client may send.
-ClientConfiguration = create_model(
-    "ClientConfiguration",
-    __base__=_ClientFields,
-    **{
-        name: _operator_field(name, OPERATOR_ENV[name]) if name in OPERATOR_ENV else (info.annotation, info)
-        for name, info in Configuration.model_fields.items()
-    },
-)
+@functools.cache
+def client_configuration(schema: type[Settings]) -> type[_ClientFields]:
+    """What a client may send to a graph whose configuration is ``schema``: a served graph's
+    ``context_schema``, so LangGraph Studio shows that graph's own fields."""
+    return create_model(
+        f"Client{schema.__name__}",
+        __base__=_ClientFields,
+        **{
+            name: _operator_field(name, OPERATOR_ENV[name]) if name in OPERATOR_ENV else (info.annotation, info)
+            for name, info in schema.model_fields.items()
+        },
+    )
+
+
+#: What a client may send to any graph: every graph's fields (the OpenAI endpoint's settings, for
+#: whichever graph a request names).
+ClientConfiguration = client_configuration(AnyConfiguration)
 
 
 def operator_settings() -> dict[str, str]:
@@ -110,8 +122,9 @@ _LOOPBACK_HOST = re.compile(r"^(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?$")
 
 
 def served(name: str) -> Any:
-    """The named graph as served: the same nodes and edges, a client's context schema."""
-    return build_graph(name).copy({"context_schema": ClientConfiguration})
+    """The named graph as served: the same nodes and edges, a client's context schema of its own fields."""
+    graph = build_graph(name)
+    return graph.copy({"context_schema": client_configuration(graph.context_schema)})
 
 
 sunar = served("sunar")

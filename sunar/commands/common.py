@@ -22,7 +22,7 @@ def model_options(p: argparse.ArgumentParser) -> None:
 def run_config(args: argparse.Namespace) -> dict[str, Any]:
     """The run's configuration from the command line (--llm/--scorer/--nli/--profile/--index,
     then --set), checked and resolved once: every field, as the ``configurable`` section."""
-    from sunar.configuration import Configuration
+    from sunar.baselines.configuration import AnyConfiguration as Configuration
     from sunar.models.specs import check_specs
 
     values: dict[str, Any] = {"llm": args.llm, "scorer": args.scorer, "nli": args.nli}

@@ -30,7 +30,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from sunar.configuration import Configuration
+from sunar.baselines.configuration import AnyConfiguration
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.evals.data import Question, read_questions
 from sunar.evals.metrics import answer_metrics, retrieval_metrics
@@ -60,8 +60,8 @@ class EvalSettings:
     #: out from an earlier run's, for example to check a calibration fitted on those.
     skip: int = 0
     index: str = ""
-    #: Configuration fields the run sets (resolved by :meth:`Configuration.resolve`; the profile
-    #: fills the rest). Default: the embedded model, with its cpu profile.
+    #: Configuration fields the run sets, any graph's (resolved by :meth:`AnyConfiguration.resolve`;
+    #: the profile fills the rest). Default: the embedded model, with its cpu profile.
     configuration: dict[str, Any] = field(default_factory=lambda: {"llm": "embedded:qwen2.5-1.5b"})
     workers: int = 1
     #: Run again the pairs whose earlier attempt ended in an error (else a rerun skips them).
@@ -228,7 +228,7 @@ def run_config(settings: EvalSettings, out: Path, variant: str = "") -> dict[str
     own = variant_settings(variant)
     values = {**settings.configuration, **own, "index_dir": str(settings.index), "llm_cache": str(out / "llm-cache.sqlite")}
     try:
-        configurable = Configuration.resolve(values).values()
+        configurable = AnyConfiguration.resolve(values).values()
     except SunarError as exc:
         if not own:
             raise

@@ -16,7 +16,7 @@ from benchmarks.bench_ra_isf_judges import (
 from fakes import MemoryIndex, TableScorer, docs, resources
 from scripted import ScriptedLLM
 from sunar.baselines.ra_isf import prompts
-from sunar.configuration import Configuration
+from sunar.baselines.ra_isf.configuration import RaIsfConfiguration as Configuration
 from sunar.evals.data import Question
 
 CORPUS = docs(

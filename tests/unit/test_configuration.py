@@ -1,12 +1,22 @@
-"""The one configuration: the same checks and the same profile whatever the entry point (the CLI's
---set, a Python caller's configurable, a LangGraph context as Studio and the API send it)."""
+"""The configuration: the same checks and the same profile whatever the entry point (the CLI's
+--set, a Python caller's configurable, a LangGraph context as Studio and the API send it), and
+each graph's own settings beside the fields every graph shares."""
+
+import json
+from pathlib import Path
 
 import pytest
+from langgraph.graph import START, StateGraph
+from typing_extensions import TypedDict
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar import served
+from sunar.baselines.configuration import AnyConfiguration
+from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
+from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
 from sunar.configuration import CPU_PROFILE, Configuration
 from sunar.errors import ConfigurationError
-from sunar.graph import build_graph
+from sunar.graph import GRAPH_NAMES, build_graph
 
 EMBEDDED = "embedded:qwen2.5-1.5b"
 
@@ -39,17 +49,23 @@ def test_the_embedded_model_gets_the_cpu_profile_unless_a_field_is_set():
         ({"budget": [1, 2]}, "configuration: budget must be a whole number (got [1, 2])"),
         ({"budgte": 5}, "configuration: unknown field 'budgte'"),
         ({"relevance_threshold": -1e9}, "configuration: relevance_threshold must be from -50.0 to 50.0 (got -1000000000.0)"),
+        ({"ra_isf_relevance": "both"}, "configuration: ra_isf_relevance must be one of llm, scorer (got 'both')"),
+        ({"gensco_pool": 0}, "configuration: gensco_pool must be from 1 to 100 (got 0)"),
         ({"answer_likelihood": "maybe"}, "configuration: answer_likelihood must be true or false (got 'maybe')"),
     ],
 )
 def test_a_bad_value_is_one_clear_line(values, message):
-    with pytest.raises(ConfigurationError) as error:
-        Configuration.resolve({"llm": "ollama:llama3.1", **values})
-    assert str(error.value).startswith(message) and "\n" not in str(error.value)
+    """Checked alike by every entry point's class: the graph's own (a baseline's field in its
+    subclass) and the one for any graph (the CLI's --set, sunar eval)."""
+    own = {"relevance_threshold": RaIsfConfiguration, "ra_isf_relevance": RaIsfConfiguration, "gensco_pool": PoolConfiguration}
+    for cls in (own.get(next(iter(values)), Configuration), AnyConfiguration):
+        with pytest.raises(ConfigurationError) as error:
+            cls.resolve({"llm": "ollama:llama3.1", **values})
+        assert str(error.value).startswith(message) and "\n" not in str(error.value), cls
 
 
 def test_every_number_is_bounded():
-    numbers = {n: f for n, f in Configuration.model_fields.items() if f.annotation in (int, float)}
+    numbers = {n: f for n, f in AnyConfiguration.model_fields.items() if f.annotation in (int, float)}
     bounds = {n: {type(m).__name__ for m in f.metadata} for n, f in numbers.items()}
     assert len(numbers) >= 15 and all({"Ge", "Le"} <= kinds for kinds in bounds.values()), bounds
 
@@ -88,3 +104,97 @@ def test_a_graph_run_with_a_bad_value_from_an_api_caller_stops_with_the_one_clea
     with pytest.raises(ConfigurationError, match=r"^configuration: budget must be from 1 to 10000 \(got -3\)") as error:
         graph.invoke(question, {"configurable": {"resources": make_resources(), "budget": -3}})
     assert "'ask'" in "".join(getattr(error.value, "__notes__", [])) and "\n" not in str(error.value)  # the first node
+
+
+# --- each graph's own settings ----------------------------------------------------------------
+
+BASELINE_FIELDS = {"gensco_pool", "gensco_candidates", "ra_isf_depth", "ra_isf_relevance", "relevance_threshold", "ra_isf_min_relevant", "self_knowledge_threshold"}
+
+
+def test_each_graph_takes_the_shared_fields_and_its_own_only():
+    """Studio shows a graph's context schema: SUNAR's has no baseline's field, a baseline's has its
+    own and no other's, and the served graphs (what langgraph.json points at) show the same."""
+    own = {"gensco": {"gensco_pool", "gensco_candidates"}, "gensco_stop": {"gensco_pool", "gensco_candidates"}, "rag": {"gensco_pool"},
+           "ra_isf": {"ra_isf_depth", "ra_isf_relevance", "relevance_threshold", "ra_isf_min_relevant", "self_knowledge_threshold"}}
+    shared = set(Configuration.model_fields)
+    assert not shared & BASELINE_FIELDS and set(AnyConfiguration.model_fields) == shared | BASELINE_FIELDS
+    for name in GRAPH_NAMES:
+        schema = build_graph(name).context_schema
+        assert set(schema.model_fields) == shared | own.get(name, set()), name
+        studio = set(getattr(served, name).get_context_jsonschema()["properties"])
+        assert studio == shared | own.get(name, set()), name
+
+
+def test_a_baselines_cpu_profile_lives_with_its_fields_and_any_graph_gets_every_one():
+    gensco = GenscoConfiguration.resolve({"llm": EMBEDDED})
+    assert (gensco.gensco_pool, gensco.gensco_candidates, gensco.budget, gensco.profile) == (10, 5, 16, "cpu")
+    ra_isf = RaIsfConfiguration.resolve({"llm": EMBEDDED, "ra_isf_min_relevant": "1"})
+    assert (ra_isf.ra_isf_relevance, ra_isf.relevance_threshold, ra_isf.self_knowledge_threshold, ra_isf.ra_isf_min_relevant) == ("scorer", 1.36, 1.0, 1)
+    assert RaIsfConfiguration.resolve({"llm": EMBEDDED, "profile": "paper"}).relevance_threshold == 0.0
+    # what the CLI and sunar eval resolve is each graph's own resolution, field for field
+    for values in ({"llm": EMBEDDED}, {"llm": "ollama:llama3.1", "gensco_pool": "7", "budget": 9}):
+        every = AnyConfiguration.resolve(values).values()
+        for cls in (Configuration, PoolConfiguration, GenscoConfiguration, RaIsfConfiguration):
+            assert cls.resolve(cls.known(values)).values() == {k: every[k] for k in cls.model_fields}, (cls, values)
+
+
+def test_the_shared_configuration_refuses_a_baselines_field_and_names_only_its_own():
+    with pytest.raises(ConfigurationError) as error:
+        Configuration.resolve({"llm": "ollama:llama3.1", "gensco_pool": 5})
+    assert str(error.value).startswith("configuration: unknown field 'gensco_pool' (fields: llm, profile,")
+    assert not any(name in str(error.value) for name in BASELINE_FIELDS - {"gensco_pool"})
+
+
+def test_every_class_reads_its_own_fields_of_a_run_whatever_else_it_was_given():
+    """A baseline's context holds its own fields; the nodes every graph shares read the shared
+    class from it, the baseline's own nodes its subclass; ``configurable`` holding every graph's
+    fields (what the CLI and sunar eval pass) is read the same way."""
+
+    class State(TypedDict):
+        seen: list
+
+    def look(state, config):
+        return {"seen": [Configuration.from_runnable_config(config).values(), GenscoConfiguration.from_runnable_config(config).values()]}
+
+    graph = StateGraph(State, context_schema=GenscoConfiguration)
+    graph.add_node("look", look)
+    graph.add_edge(START, "look")
+    shared, gensco = graph.compile().invoke({"seen": []}, context={"llm": EMBEDDED, "gensco_pool": 3, "budget": 7})["seen"]
+    assert "gensco_pool" not in shared and (shared["budget"], shared["samples"]) == (7, 3)
+    assert (gensco["gensco_pool"], gensco["gensco_candidates"], gensco["budget"]) == (3, 5, 7)
+    every = AnyConfiguration.resolve({"llm": EMBEDDED, "gensco_candidates": 2, "ra_isf_depth": 1}).values()
+    shared, gensco = graph.compile().invoke({"seen": []}, {"configurable": every})["seen"]
+    assert gensco["gensco_candidates"] == 2 and shared == {k: v for k, v in every.items() if k in Configuration.model_fields}
+
+
+def test_a_committed_runs_recorded_settings_read_back_unchanged():
+    """``sunar eval`` records every graph's fields (run.json) and calibrations copy them: each
+    recorded field is still a field, and reads back as recorded, so a run resumes and a shipped
+    calibration matches as before."""
+    root = Path(__file__).resolve().parents[2]
+    recorded = [json.loads(p.read_text())["configuration"] for p in sorted((root / "evals" / "results").glob("*/run.json"))]
+    recorded += [json.loads(p.read_text())["configuration"] for p in sorted((root / "sunar" / "data" / "calibration").glob("*.json"))]
+    newest = [r for r in recorded if "ra_isf_min_relevant" in r and "asu_batches" in r]
+    assert len(newest) >= 3
+    for configuration in newest:
+        assert set(configuration) <= set(AnyConfiguration.model_fields)
+        again = AnyConfiguration.as_recorded(configuration)
+        assert {k: str(again[k]) for k in configuration} == {k: str(v) for k, v in configuration.items()}  # "2" as a --set gave it
+        assert set(Configuration.as_recorded(configuration)) == set(Configuration.model_fields)
+
+
+@pytest.mark.parametrize("route", ["context", "configurable"])
+def test_a_served_baseline_takes_its_own_bounded_fields_from_a_client(route, monkeypatch):
+    """A client of the served RA-ISF graph sets RA-ISF's numbers, each bounded; the SUNAR graph
+    names them as no field of its own."""
+    monkeypatch.setenv("SUNAR_LLM", EMBEDDED)
+    question = {"question": "Where was the director of film Ronnie Rocket born?"}
+    for graph, sent, message in [
+        (served.ra_isf, {"ra_isf_depth": 100}, "configuration: ra_isf_depth must be from 0 to 10 (got 100)"),
+        (served.ra_isf, {"relevance_threshold": 1e308}, "configuration: relevance_threshold must be from -50.0 to 50.0 (got 1e+308)"),
+        (served.sunar, {"gensco_pool": 5}, "configuration: unknown field 'gensco_pool' (fields: profile, first_stage,"),
+    ]:
+        config = {"configurable": {"resources": make_resources(), **(sent if route == "configurable" else {})}}
+        with pytest.raises(ConfigurationError) as error:
+            graph.invoke(question, config, context=sent if route == "context" else {})
+        assert str(error.value).startswith(message), str(error.value)

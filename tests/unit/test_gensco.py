@@ -471,10 +471,9 @@ def test_a_second_question_on_a_thread_starts_clean():
 
 
 def test_named_graphs_and_unknown_variant():
-    from sunar.baselines.gensco import graph as module
-
-    assert module.gensco.name == "gensco" and module.gensco_stop.name == "gensco_stop"
-    assert "stop_check" in module.gensco_stop.get_graph().nodes and "stop_check" not in module.gensco.get_graph().nodes
+    gensco, gensco_stop = build_gensco("gensco"), build_gensco("gensco_stop")
+    assert gensco.name == "gensco" and gensco_stop.name == "gensco_stop"
+    assert "stop_check" in gensco_stop.get_graph().nodes and "stop_check" not in gensco.get_graph().nodes
     with pytest.raises(SunarError, match="unknown GenSco variant"):
         build_gensco("gensco_min")
 

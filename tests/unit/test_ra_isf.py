@@ -15,8 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from fakes import MemoryIndex, TableScorer, counted, docs, resources
 from scripted import ScriptedLLM
 from sunar.baselines.ra_isf import prompts
+from sunar.baselines.ra_isf.frames import MAX_FRAMES
 from sunar.baselines.ra_isf.graph import RECURSION_LIMIT
-from sunar.baselines.ra_isf.nodes import MAX_FRAMES
 from sunar.baselines.ra_isf.prompts import parse_sub_questions
 from sunar.graph import build_graph
 from sunar.prompts import answer as answer_prompt
@@ -578,9 +578,8 @@ def test_a_chat_thread_starts_each_question_afresh():
     assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
 
 
-def test_named_graph_for_studio():
-    from sunar.baselines.ra_isf.graph import ra_isf
-
+def test_the_graph_is_named_and_allows_every_frames_steps():
+    ra_isf = build_graph("ra_isf")
     assert ra_isf.name == "ra_isf" and ra_isf.config["recursion_limit"] == RECURSION_LIMIT
     assert {"self_knowledge", "relevance", "decompose", "compose", "next_frame"} <= set(ra_isf.get_graph().nodes)
 

@@ -13,7 +13,8 @@ Variants:
                the decomposition so far stops improving
 
 The generator is ``llm``; the scorer is ``likelihood_llm`` (default: the same model), which must
-return log-likelihoods of a given text (``embedded:<name>``; Ollama cannot).
+return log-likelihoods of a given text (``embedded:<name>``; Ollama cannot). GenSco's own settings
+are :class:`~sunar.baselines.gensco.configuration.GenscoConfiguration`, the graph's context schema.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from sunar.baselines.gensco.configuration import GenscoConfiguration
 from sunar.baselines.gensco.nodes import answer, candidates, pool, propose, select, stop_check
 from sunar.baselines.gensco.state import GenScoState, PoolInput
-from sunar.configuration import Configuration
 from sunar.errors import SunarError
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import make_confidence
@@ -54,7 +55,7 @@ def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     if variant not in VARIANTS:
         raise SunarError(f"unknown GenSco variant '{variant}'; choose one of: {', '.join(VARIANTS)}")
     by_likelihood = VARIANTS[variant]
-    g = StateGraph(GenScoState, context_schema=Configuration, input_schema=PoolInput, output_schema=OutputState)
+    g = StateGraph(GenScoState, context_schema=GenscoConfiguration, input_schema=PoolInput, output_schema=OutputState)
     g.add_node("ask", make_ask(FRESH))
     g.add_node("pool", pool)
     g.add_node("propose", propose)
@@ -100,7 +101,3 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"log P(question | decomposition) = {update['question_loglik'][-1]:.2f}; {verdict}"
     return describe_common(node, update)
 
-
-# Named graphs for langgraph.json / LangGraph Studio.
-gensco = build_gensco("gensco")
-gensco_stop = build_gensco("gensco_stop")

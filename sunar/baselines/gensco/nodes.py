@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.baselines.gensco import prompts
+from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
 from sunar.baselines.gensco.prompts import ANSWER_SCHEMA, SCHEMA, parse_next, read_final
 from sunar.configuration import Configuration
 from sunar.prompts.answer import SHORT_TOKENS, UNKNOWN
@@ -79,7 +80,7 @@ def pool(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """The question's candidate pool, fixed for the whole selection: the given ``pool_ids`` (in
     their order; ids the index lacks are noted and dropped), else the first stage of the question,
     ``gensco_pool`` deep. The given ids are used up, so a later question on the thread starts anew."""
-    cfg = Configuration.from_runnable_config(config)
+    cfg = PoolConfiguration.from_runnable_config(config)
     res = resources(config)
     given = [str(i) for i in state.get("pool_ids") or []]
     if given:
@@ -100,7 +101,7 @@ def candidates(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     ``gensco_candidates``, the project's scorer (the one NAR uses) pre-ranks them against the
     sub-question and the top ones are kept, so the costly log-likelihood passes go to the passages
     most likely to answer; otherwise all of them, in the pool's order, as in the paper."""
-    cfg = Configuration.from_runnable_config(config)
+    cfg = GenscoConfiguration.from_runnable_config(config)
     chosen = {e["id"] for e in state.get("evidence") or []}
     left = [p for p in state.get("pool") or [] if p["id"] not in chosen]
     if not left:

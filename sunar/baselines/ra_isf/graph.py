@@ -17,7 +17,7 @@ The recursion lives in the state (``frames``, ``stack``, ``current``; see
 :class:`~sunar.baselines.ra_isf.state.RaIsfState` and :mod:`~sunar.baselines.ra_isf.nodes`),
 so every judgement is one step.
 Frames deeper than ``ra_isf_depth`` (D_th) are "unknown"; at most
-:data:`~sunar.baselines.ra_isf.nodes.MAX_FRAMES` frames per question.
+:data:`~sunar.baselines.ra_isf.frames.MAX_FRAMES` frames per question.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
+from sunar.baselines.ra_isf.frames import MAX_FRAMES, STEPS_PER_FRAME, route
 from sunar.baselines.ra_isf.nodes import (
-    MAX_FRAMES,
-    STEPS_PER_FRAME,
     after_finish,
     answer,
     compose,
@@ -37,12 +37,10 @@ from sunar.baselines.ra_isf.nodes import (
     next_frame,
     relevance,
     retrieve,
-    route,
     self_knowledge,
     start,
 )
 from sunar.baselines.ra_isf.state import RaIsfState
-from sunar.configuration import Configuration
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import make_confidence
 from sunar.nodes.gather import gather
@@ -56,7 +54,7 @@ RECURSION_LIMIT = MAX_FRAMES * STEPS_PER_FRAME + 20
 
 
 def build_ra_isf(variant: str = "ra_isf", checkpointer: Any = None) -> Any:
-    g = StateGraph(RaIsfState, context_schema=Configuration, input_schema=InputState, output_schema=OutputState)
+    g = StateGraph(RaIsfState, context_schema=RaIsfConfiguration, input_schema=InputState, output_schema=OutputState)
     g.add_node("ask", make_ask({}))
     g.add_node("start", start)
     g.add_node("next_frame", next_frame)
@@ -113,6 +111,3 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"answer ({frame.get('basis')}): {frame.get('answer')}"
     return f"no usable result; next: {frame.get('stage')}"
 
-
-# The named graph for langgraph.json / LangGraph Studio.
-ra_isf = build_ra_isf("ra_isf")

@@ -6,7 +6,9 @@ original question needs ``ra_isf_min_relevant`` of them);
 otherwise decomposition into sub-questions, solved the same way, and an answer composed from
 theirs. The recursion is the ``stack`` of frame ids in :class:`~sunar.baselines.ra_isf.state.RaIsfState`: one node
 per step, each working on the frame ``current`` and setting its ``stage`` (the node to run next
-for it), so a person stepping through the graph sees every judgement.
+for it), so a person stepping through the graph sees every judgement. The frames and their caps
+are :mod:`sunar.baselines.ra_isf.frames`; the settings RA-ISF's own
+(:class:`~sunar.baselines.ra_isf.configuration.RaIsfConfiguration`).
 
 Deliberate fall-backs, each leaving a note:
   * a frame deeper than ``ra_isf_depth`` (D_th) is "unknown" without any call;
@@ -14,121 +16,38 @@ Deliberate fall-backs, each leaving a note:
   * an unusable answer (empty, "unknown", no letters or digits, the question echoed) from memory
     sends the frame to retrieval, from the relevant passages to decomposition;
   * a decomposition that breaks the format, only repeats the question, or finds no room under
-    :data:`MAX_FRAMES`, makes the frame a leaf: answered from whatever was retrieved (a best
+    :data:`~sunar.baselines.ra_isf.frames.MAX_FRAMES`, makes the frame a leaf: answered from whatever was retrieved (a best
     guess), or "unknown" when nothing was;
   * a composition whose sub-answers are all unknown, or whose reply is unusable, does the same.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from sunar.baselines.ra_isf import prompts
-from sunar.baselines.ra_isf.prompts import ANSWER_SCHEMA, REFERENCE, SCHEMA, parse_sub_questions, read_answer
-from sunar.baselines.ra_isf.state import Basis, Frame, FrameStage
+from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
+from sunar.baselines.ra_isf.frames import (
+    MAX_FRAMES,
+    MAX_SUB_QUESTIONS,
+    ancestors,
+    current,
+    fill_references,
+    new_frame,
+    pooled_evidence,
+    post_order,
+    put,
+    settle,
+    usable,
+)
+from sunar.baselines.ra_isf.prompts import ANSWER_SCHEMA, SCHEMA, parse_sub_questions, read_answer
 from sunar.configuration import Configuration
 from sunar.prompts.answer import SHORT_TOKENS, UNKNOWN
 from sunar.resources import resources
 from sunar.state import Evidence, Hop, evidence_of
-from sunar.text import restates
 from sunar.usage import node
-
-#: Most frames (the question and all its sub-questions, at every depth) per question. A chatty
-#: model could otherwise decompose 4 ways at every level (1 + 4 + 16 + 64 frames at D_th = 3);
-#: once the cap is reached a frame is answered as a leaf instead of decomposed.
-MAX_FRAMES = 15
-#: Most sub-questions kept from one decomposition (the prompt asks for two to four).
-MAX_SUB_QUESTIONS = 4
-#: Most graph steps one frame can take (next_frame twice, self_knowledge, answer three times,
-#: retrieve, relevance, decompose, compose), used for the compiled graph's recursion limit.
-STEPS_PER_FRAME = 10
-
-
-
-# --- frames -----------------------------------------------------------------------------------
-
-
-def new_frame(fid: int, question: str, depth: int, parent: int | None, written: str = "") -> Frame:
-    return Frame(
-        id=fid, question=question, written=written, depth=depth, parent=parent, children=[], stage="self_knowledge",
-        known=False, passages=[], relevant=[], basis="", answer="", evidence=[],
-    )
-
-
-def _current(state: dict[str, Any]) -> tuple[list[Frame], Frame]:
-    """A copy of the frame list (updates replace it whole) and the frame being worked on."""
-    frames = list(state["frames"])
-    return frames, dict(frames[state["current"]])  # type: ignore[return-value]
-
-
-def _put(frames: list[Frame], frame: Frame, **changes: Any) -> list[Frame]:
-    frames[frame["id"]] = Frame(**{**frame, **changes})  # type: ignore[typeddict-item]
-    return frames
-
-
-def settle(frame: Frame, answer: str, basis: Basis, used: list[Evidence] | None = None) -> dict[str, Any]:
-    """The fields that mark a frame done."""
-    return {"answer": answer, "basis": basis, "evidence": list(used or []), "stage": "done"}
-
-
-def usable(answer: str, question: str) -> bool:
-    """Whether an answer can be used: not "unknown", has letters or digits, not the question again."""
-    return answer != UNKNOWN and any(ch.isalnum() for ch in answer) and not restates(answer, question)
-
-
-def route(state: dict[str, Any]) -> str:
-    """The node that works next: the current frame's stage, ``next_frame`` once it is done or
-    waits for its sub-questions, ``finish`` when the stack is empty."""
-    current = state.get("current")
-    if current is None:
-        return "finish"
-    stage: FrameStage = state["frames"][current]["stage"]
-    return "next_frame" if stage in ("done", "wait") else stage
-
-
-def post_order(frames: list[Frame], fid: int = 0) -> list[Frame]:
-    """The frames under ``fid`` in the order they were solved: sub-questions before their parent."""
-    out: list[Frame] = []
-    for child in frames[fid]["children"]:
-        out += post_order(frames, child)
-    return [*out, frames[fid]]
-
-
-def pooled_evidence(frames: list[Frame], ids: list[int], limit: int) -> list[Evidence]:
-    """The evidence of the given frames, first occurrence of each passage, at most ``limit``."""
-    seen: dict[str, Evidence] = {}
-    for fid in ids:
-        for item in frames[fid]["evidence"]:
-            seen.setdefault(item["id"], item)
-    return list(seen.values())[:limit]
-
-
-def fill_references(frame: Frame, frames: list[Frame]) -> tuple[str, list[str]]:
-    """The sub-question with each #k replaced by the answer of its parent's k-th sub-question, and
-    the references that could not be filled (not an earlier sub-question, or answered unknown)."""
-    written = frame["written"] or frame["question"]
-    if frame["parent"] is None:
-        return written, []
-    siblings = frames[frame["parent"]]["children"]
-    position = siblings.index(frame["id"]) + 1
-    missing: list[str] = []
-
-    def fill(match: re.Match[str]) -> str:
-        k = int(match.group(1))
-        if 1 <= k < position:
-            answer = frames[siblings[k - 1]]["answer"]
-            if frames[siblings[k - 1]]["stage"] == "done" and answer != UNKNOWN:
-                return answer
-        missing.append(match.group(0))
-        return match.group(0)
-
-    return REFERENCE.sub(fill, written), missing
-
-
-# --- nodes ------------------------------------------------------------------------------------
 
 
 @node("start")
@@ -142,7 +61,7 @@ def next_frame(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Take the top of the stack: drop frames that are done, settle without a call the ones past
     the depth limit or with an unresolvable reference, and return the first that needs work (a new
     frame, or one whose sub-questions are all answered: to compose)."""
-    cfg = Configuration.from_runnable_config(config)
+    cfg = RaIsfConfiguration.from_runnable_config(config)
     frames, stack, notes = list(state["frames"]), list(state["stack"]), []
     while stack:
         frame = frames[stack[-1]]
@@ -152,17 +71,17 @@ def next_frame(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if frame["stage"] == "wait":
             if any(frames[c]["stage"] != "done" for c in frame["children"]):
                 raise RuntimeError(f"frame {frame['id']} is on top of the stack before its sub-questions")
-            return {"frames": _put(frames, frame, stage="compose"), "stack": stack, "current": frame["id"], "notes": notes}
+            return {"frames": put(frames, frame, stage="compose"), "stack": stack, "current": frame["id"], "notes": notes}
         question, missing = fill_references(frame, frames)
         if frame["depth"] > cfg.ra_isf_depth:
-            _put(frames, frame, question=question, **settle(frame, UNKNOWN, "depth_limit"))
+            put(frames, frame, question=question, **settle(frame, UNKNOWN, "depth_limit"))
             notes.append(f"{question!r} is deeper than the depth limit ({cfg.ra_isf_depth}); answered unknown")
             continue
         if missing:
-            _put(frames, frame, question=question, **settle(frame, UNKNOWN, "unresolved"))
+            put(frames, frame, question=question, **settle(frame, UNKNOWN, "unresolved"))
             notes.append(f"{question!r} needs the answer {', '.join(missing)}, which is unknown; answered unknown")
             continue
-        return {"frames": _put(frames, frame, question=question), "stack": stack, "current": frame["id"], "notes": notes}
+        return {"frames": put(frames, frame, question=question), "stack": stack, "current": frame["id"], "notes": notes}
     return {"frames": frames, "stack": stack, "current": None, "notes": notes}
 
 
@@ -174,11 +93,11 @@ def _yes(scores: dict[str, float], threshold: float = 0.0) -> bool:
 @node("self_knowledge")
 def self_knowledge(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Can the LLM answer the question from memory alone?"""
-    frames, frame = _current(state)
-    threshold = Configuration.from_runnable_config(config).self_knowledge_threshold
+    frames, frame = current(state)
+    threshold = RaIsfConfiguration.from_runnable_config(config).self_knowledge_threshold
     known = _yes(resources(config).llm.judge(prompts.know_messages(frame["question"]), prompts.LABELS), threshold)
     changes: dict[str, Any] = {"known": known, "stage": "answer", "basis": "self"} if known else {"known": False, "stage": "retrieve"}
-    return {"frames": _put(frames, frame, **changes)}
+    return {"frames": put(frames, frame, **changes)}
 
 
 def reranked(res: Any, question: str, cfg: Configuration) -> list[Evidence]:
@@ -194,11 +113,11 @@ def reranked(res: Any, question: str, cfg: Configuration) -> list[Evidence]:
 @node("retrieve")
 def retrieve(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """The frame's passages (:func:`reranked`); none sends it to decomposition."""
-    frames, frame = _current(state)
+    frames, frame = current(state)
     question = frame["question"]
-    passages = reranked(resources(config), question, Configuration.from_runnable_config(config))
+    passages = reranked(resources(config), question, RaIsfConfiguration.from_runnable_config(config))
     notes = [] if passages else [f"nothing retrieved for {question!r}; decomposing it"]
-    return {"frames": _put(frames, frame, passages=passages, stage="relevance" if passages else "decompose"), "notes": notes}
+    return {"frames": put(frames, frame, passages=passages, stage="relevance" if passages else "decompose"), "notes": notes}
 
 
 @node("relevance")
@@ -206,8 +125,8 @@ def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Judge each retrieved passage's relevance to the question: the LLM's yes or no, or the
     scorer's score (it ranked the passages already; no call). The original question needs
     ``ra_isf_min_relevant`` relevant passages to be answered from them, a sub-question one."""
-    llm, cfg = resources(config).llm, Configuration.from_runnable_config(config)
-    frames, frame = _current(state)
+    llm, cfg = resources(config).llm, RaIsfConfiguration.from_runnable_config(config)
+    frames, frame = current(state)
     if cfg.ra_isf_relevance == "scorer":
         relevant = [p["id"] for p in frame["passages"] if p["score"] > cfg.relevance_threshold]
     else:
@@ -217,16 +136,16 @@ def relevance(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         ]
     needed = cfg.ra_isf_min_relevant if frame["parent"] is None else 1
     if len(relevant) >= needed:
-        return {"frames": _put(frames, frame, relevant=relevant, stage="answer", basis="passages")}
+        return {"frames": put(frames, frame, relevant=relevant, stage="answer", basis="passages")}
     notes = [f"{len(relevant)} relevant passage(s) for the question, fewer than ra_isf_min_relevant ({needed}); decomposing it"] if relevant else []
-    return {"frames": _put(frames, frame, relevant=relevant, stage="decompose"), "notes": notes}
+    return {"frames": put(frames, frame, relevant=relevant, stage="decompose"), "notes": notes}
 
 
 @node("answer")
 def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Answer the frame from memory, from its relevant passages, or (a leaf) from all it retrieved."""
-    cfg = Configuration.from_runnable_config(config)
-    frames, frame = _current(state)
+    cfg = RaIsfConfiguration.from_runnable_config(config)
+    frames, frame = current(state)
     question, basis = frame["question"], frame["basis"]
     if basis == "self":
         used: list[Evidence] = []
@@ -237,53 +156,45 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     else:  # leaf
         used = list(frame["passages"])
         if not used:
-            return {"frames": _put(frames, frame, **settle(frame, UNKNOWN, "leaf")), "notes": [f"nothing to answer {question!r} from; answered unknown"]}
+            return {"frames": put(frames, frame, **settle(frame, UNKNOWN, "leaf")), "notes": [f"nothing to answer {question!r} from; answered unknown"]}
         messages = prompts.passage_answer_messages(question, used, guess=True)
     reply = resources(config).llm.generate(
         messages, temperature=0.0, max_tokens=min(cfg.max_tokens, SHORT_TOKENS), config=config, schema=cfg.reply_schema(ANSWER_SCHEMA),
     )
     text = read_answer(str(reply.content))
     if usable(text, question):
-        return {"frames": _put(frames, frame, **settle(frame, text, basis, used))}
+        return {"frames": put(frames, frame, **settle(frame, text, basis, used))}
     if basis == "self":
         note, changes = "the answer from memory was unusable; retrieving", {"stage": "retrieve", "basis": ""}
     elif basis == "passages":
         note, changes = "the relevant passages gave no usable answer; decomposing", {"stage": "decompose", "basis": ""}
     else:
         note, changes = "the leaf answer was unusable; answered unknown", settle(frame, UNKNOWN, "leaf", used)
-    return {"frames": _put(frames, frame, **changes), "notes": [f"{question!r}: {note} (reply {str(reply.content)[:60]!r})"]}
-
-
-def _ancestors(frames: list[Frame], frame: Frame) -> list[str]:
-    questions, fid = [], frame["id"]
-    while fid is not None:
-        questions.append(frames[fid]["question"])
-        fid = frames[fid]["parent"]
-    return questions
+    return {"frames": put(frames, frame, **changes), "notes": [f"{question!r}: {note} (reply {str(reply.content)[:60]!r})"]}
 
 
 @node("decompose")
 def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Split the question into sub-questions, pushed above it (first on top); or make it a leaf."""
-    cfg = Configuration.from_runnable_config(config)
-    frames, frame = _current(state)
+    cfg = RaIsfConfiguration.from_runnable_config(config)
+    frames, frame = current(state)
     question, leaf = frame["question"], {"stage": "answer", "basis": "leaf"}
     room = min(MAX_SUB_QUESTIONS, MAX_FRAMES - len(frames))
     if room <= 0:
-        return {"frames": _put(frames, frame, **leaf), "notes": [f"frame cap ({MAX_FRAMES}) reached; {question!r} answered as a leaf"]}
+        return {"frames": put(frames, frame, **leaf), "notes": [f"frame cap ({MAX_FRAMES}) reached; {question!r} answered as a leaf"]}
     reply = resources(config).llm.generate(
         prompts.decompose_messages(question), temperature=0.0, max_tokens=cfg.max_tokens, config=config, schema=cfg.reply_schema(SCHEMA),
     )
-    subs, notes = parse_sub_questions(str(reply.content), _ancestors(frames, frame))
+    subs, notes = parse_sub_questions(str(reply.content), ancestors(frames, frame))
     if not subs:
         notes.append(f"the decomposition of {question!r} gave no usable sub-question ({str(reply.content)[:80]!r}); answered as a leaf")
-        return {"frames": _put(frames, frame, **leaf), "notes": notes}
+        return {"frames": put(frames, frame, **leaf), "notes": notes}
     if len(subs) > room:
         notes.append(f"{len(subs)} sub-questions for {question!r}; kept the first {room} (at most {MAX_SUB_QUESTIONS} each, {MAX_FRAMES} frames in all)")
         subs = subs[:room]
     first = len(frames)
     children = [new_frame(first + i, sub, frame["depth"] + 1, frame["id"], written=sub) for i, sub in enumerate(subs)]
-    frames = _put([*frames, *children], frame, children=[c["id"] for c in children], stage="wait")
+    frames = put([*frames, *children], frame, children=[c["id"] for c in children], stage="wait")
     stack = [*state["stack"], *reversed([c["id"] for c in children])]
     return {"frames": frames, "stack": stack, "notes": notes}
 
@@ -291,21 +202,21 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 @node("compose")
 def compose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Answer the question from its sub-questions' answers; a leaf when they are all unknown."""
-    cfg = Configuration.from_runnable_config(config)
-    frames, frame = _current(state)
+    cfg = RaIsfConfiguration.from_runnable_config(config)
+    frames, frame = current(state)
     question, leaf = frame["question"], {"stage": "answer", "basis": "leaf"}
     solved = [(frames[c]["question"], frames[c]["answer"]) for c in frame["children"]]
     if all(a == UNKNOWN for _, a in solved):
-        return {"frames": _put(frames, frame, **leaf), "notes": [f"every sub-question of {question!r} is unknown; answered as a leaf"]}
+        return {"frames": put(frames, frame, **leaf), "notes": [f"every sub-question of {question!r} is unknown; answered as a leaf"]}
     reply = resources(config).llm.generate(
         prompts.compose_messages(question, solved), temperature=0.0, max_tokens=min(cfg.max_tokens, SHORT_TOKENS), config=config,
         schema=cfg.reply_schema(ANSWER_SCHEMA),
     )
     text = read_answer(str(reply.content))
     if not usable(text, question):
-        return {"frames": _put(frames, frame, **leaf), "notes": [f"no usable answer composed for {question!r} ({str(reply.content)[:60]!r}); answered as a leaf"]}
+        return {"frames": put(frames, frame, **leaf), "notes": [f"no usable answer composed for {question!r} ({str(reply.content)[:60]!r}); answered as a leaf"]}
     used = pooled_evidence(frames, frame["children"], max(1, cfg.evidence))
-    return {"frames": _put(frames, frame, **settle(frame, text, "sub_answers", used))}
+    return {"frames": put(frames, frame, **settle(frame, text, "sub_answers", used))}
 
 
 @node("finish")

@@ -5,7 +5,8 @@ RAG (retrieve for the question, read once).
     ask -> pool -> rank -> answer -> confidence -> respond
 
 The pool is GenSco's (the given ``pool_ids``, else the first stage of the question, ``gensco_pool``
-deep) and so is the reader, so ``rag`` against ``gensco`` isolates GenSco's passage selection.
+deep) and so is the reader, so ``rag`` against ``gensco`` isolates GenSco's passage selection. Its
+settings are GenSco's pool's (:class:`~sunar.baselines.gensco.configuration.PoolConfiguration`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from sunar.baselines.gensco import graph as gensco_graph
+from sunar.baselines.gensco.configuration import PoolConfiguration
 from sunar.baselines.gensco.nodes import answer, pool
 from sunar.baselines.gensco.state import PoolInput, PoolState
 from sunar.baselines.rag.nodes import rank
-from sunar.configuration import Configuration
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import make_confidence
 from sunar.nodes.respond import respond
@@ -26,7 +27,7 @@ from sunar.state import OutputState
 
 
 def build_rag(variant: str = "rag", checkpointer: Any = None) -> Any:
-    g = StateGraph(PoolState, context_schema=Configuration, input_schema=PoolInput, output_schema=OutputState)
+    g = StateGraph(PoolState, context_schema=PoolConfiguration, input_schema=PoolInput, output_schema=OutputState)
     g.add_sequence([
         ("ask", make_ask({"pool": []})), ("pool", pool), ("rank", rank), ("answer", answer), ("confidence", make_confidence(variant)), ("respond", respond),
     ])

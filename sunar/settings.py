@@ -1,0 +1,204 @@
+"""How a run's configuration is checked and resolved, the same for every graph's configuration.
+
+Each graph has its own configuration class, its ``context_schema``: SUNAR's is
+:class:`sunar.configuration.Configuration`, which holds the fields every graph shares; each
+baseline's subclasses it in its own package with the fields only it reads. They all are a
+:class:`Settings`, so every entry point builds one the same way, through pydantic validation of
+the values the caller gave:
+
+- the CLI (``--llm``, ``--profile``, ``--set FIELD=VALUE``) and ``sunar eval`` call
+  :meth:`Settings.resolve`;
+- LangGraph (Studio, the API, ``graph.invoke(..., context=...)``) builds it from the run's
+  context, and nodes read it with :meth:`Settings.from_runnable_config`, which also takes the
+  ``configurable`` section of a ``RunnableConfig`` (Python callers). A node reads the class of
+  the fields it needs: the nodes every graph shares read ``Configuration``, a baseline's own
+  nodes its subclass; each takes its own fields from whatever the run was given.
+
+Whatever the entry point, a bad value is one :class:`~sunar.errors.ConfigurationError` line
+("configuration: rescoring must be one of paper, official (got 'both')"), and the profile is
+applied the same way: the ``cpu`` profile's values (each class's ``cpu_profile``, its bases'
+included) for the fields the caller did not set, when the LLM is the embedded CPU model
+(``profile="auto"``).
+
+The graphs the servers serve take a client's configuration as their context, whose policy lives
+with them (:mod:`sunar.served`): the context's own ``served_values`` say what the run is given.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, ClassVar, Self
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from sunar.errors import ConfigurationError
+from sunar.models.providers import resolve_llm
+
+#: Keys LangGraph itself puts beside the configuration in a run's ``configurable``/``context``.
+LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
+
+
+def own_keys(data: Any) -> Any:
+    """A configuration's values without the keys LangGraph puts beside them."""
+    if isinstance(data, dict):
+        return {k: v for k, v in data.items() if k not in LANGGRAPH_KEYS and not str(k).startswith("__")}
+    return data
+
+
+class Checked(BaseModel):
+    """A model whose bad values are one :class:`ConfigurationError` line (LangGraph builds the
+    context this way from what Studio and API clients send)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise ConfigurationError(one_line(exc, type(self))) from None
+
+
+class Settings(Checked):
+    """A graph's configuration: its fields, resolved with the profile. Subclasses declare the
+    fields (with ``profile`` and ``llm`` among them) and their ``cpu_profile``."""
+
+    #: The ``cpu`` profile's values for this class's own fields (its bases' come with them, see
+    #: :meth:`profiles`). The ``paper`` profile is the field defaults.
+    cpu_profile: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def profiles(cls) -> dict[str, dict[str, Any]]:
+        """Each profile's values for the fields not set: every class's ``cpu_profile`` down to this one."""
+        cpu: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            cpu.update(vars(klass).get("cpu_profile") or {})
+        return {"paper": {}, "cpu": cpu}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profiled(cls, data: Any) -> Any:
+        """LangGraph's own keys dropped, and the profile applied to the fields not given."""
+        data = own_keys(data)
+        return cls._with_profile(data) if isinstance(data, dict) else data
+
+    @classmethod
+    def _with_profile(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """The profile's values for the fields ``data`` does not set; ``profile`` resolved."""
+        profile = data.get("profile", "auto")
+        if profile == "auto":
+            llm = data.get("llm", "auto")
+            if llm == "auto":
+                llm = data["llm"] = _auto_llm()
+            profile = "cpu" if isinstance(llm, str) and llm.startswith("embedded:") else "paper"
+        profiles = cls.profiles()
+        if profile not in profiles:
+            return data  # validation reports it
+        return {**profiles[profile], **data, "profile": profile}
+
+    @classmethod
+    def known(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """The values of this class's fields (another graph's fields left out)."""
+        return {k: v for k, v in values.items() if k in cls.model_fields}
+
+    @classmethod
+    def resolve(cls, values: dict[str, Any] | None = None) -> Self:
+        """The configuration for ``values`` (field -> value, strings allowed as from ``--set``);
+        unknown fields and bad values are a :class:`ConfigurationError`."""
+        try:
+            return _resolve(cls, _frozen(values or {}))
+        except TypeError:  # an unhashable value (a list, a dict): validation says what is wrong
+            return cls(**(values or {}))
+
+    @classmethod
+    def from_runnable_config(cls, config: RunnableConfig | None = None) -> Self:
+        """The run's configuration, inside a node: the run's context (LangGraph Studio, the API,
+        ``invoke(context=...)``), then this class's fields of ``configurable`` (which win). When
+        the caller injected ready :class:`~sunar.resources.Resources` and named no LLM, the
+        injected LLM decides the profile. In a served graph's run (its context a client's,
+        :mod:`sunar.served`), the context's ``served_values`` say what the run is given."""
+        configurable = (config or {}).get("configurable") or {}
+        context = _runtime_context()
+        if hasattr(context, "served_values"):  # a served graph's run: the server's policy (sunar.served)
+            return cls.resolve(cls.known(context.served_values(configurable)))
+        values: dict[str, Any] = {}
+        if isinstance(context, Settings):
+            values.update(cls.known(context.given()))
+        elif isinstance(context, dict):
+            values.update(context)
+        values.update(cls.known(configurable))
+        injected = getattr(getattr(configurable.get("resources"), "llm", None), "name", None)
+        if injected and "llm" not in values:
+            values["llm"] = injected
+        return cls.resolve(values)
+
+    @classmethod
+    def as_recorded(cls, recorded: dict[str, Any]) -> dict[str, Any]:
+        """Every field of a run that recorded these values (say, a calibration's runs): its known
+        fields as given, a field it did not record (a newer switch) at its default."""
+        return cls.resolve(cls.known(recorded)).values()
+
+    def given(self) -> dict[str, Any]:
+        """The fields set explicitly or by the profile (not left at the paper's default)."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+    def values(self) -> dict[str, Any]:
+        """Every field, as a plain dict (what a run records, and a ``configurable`` section)."""
+        return self.model_dump()
+
+
+def _runtime_context() -> Any:
+    """The LangGraph runtime context of the node being run, or None outside a graph."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        return get_runtime().context
+    except Exception:  # not inside a LangGraph run
+        return None
+
+
+@functools.cache
+def _auto_llm() -> str:
+    """What ``llm="auto"`` means in this process (decided once: the Ollama probe takes a moment)."""
+    return resolve_llm("auto")[0]
+
+
+def _frozen(values: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
+    return tuple(sorted((str(k), type(v).__name__, v) for k, v in values.items()))
+
+
+@functools.lru_cache(maxsize=512)
+def _resolve(cls: type[Settings], items: tuple[tuple[str, str, Any], ...]) -> Settings:
+    return cls(**{k: v for k, _, v in items})
+
+
+def one_line(exc: ValidationError, model: type[BaseModel]) -> str:
+    """pydantic's errors as one line a user can act on."""
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error.get("loc") or ()) or "configuration"
+        kind, ctx, got = error.get("type", ""), error.get("ctx") or {}, error.get("input")
+        if kind == "extra_forbidden":
+            fields = [name for name in model.model_fields if name not in getattr(model, "operator_fields", ())]
+            parts.append(f"unknown field '{field}' (fields: {', '.join(fields)})")
+            continue
+        if kind == "literal_error":
+            choices = ", ".join(a.strip("'") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(", "))
+            rule = f"must be one of {choices}"
+        elif kind in ("int_parsing", "int_type", "int_from_float"):
+            rule = "must be a whole number"
+        elif kind in ("float_parsing", "float_type", "finite_number"):
+            rule = "must be a number"
+        elif kind in ("bool_parsing", "bool_type"):
+            rule = "must be true or false"
+        elif kind == "string_type":
+            rule = "must be text"
+        elif kind in ("greater_than_equal", "less_than_equal"):
+            field_info = model.model_fields.get(field)
+            bounds = {type(m).__name__: m for m in (field_info.metadata if field_info else [])}
+            low, high = getattr(bounds.get("Ge"), "ge", None), getattr(bounds.get("Le"), "le", None)
+            rule = f"must be from {low} to {high}" if low is not None and high is not None else error.get("msg", "").lower()
+        else:
+            rule = str(error.get("msg", "is not valid")).lower()
+        parts.append(f"{field} {rule} (got {got!r})")
+    return "configuration: " + "; ".join(parts)
