@@ -11,7 +11,8 @@ from typing import Any
 
 from sunar.errors import SunarError
 from sunar.evals.calibration import check_calibration, fit_calibration
-from sunar.evals.run import latest, read_predictions, variant_graph, variant_settings
+from sunar.evals.predictions import latest, read_predictions
+from sunar.evals.run import variant_graph, variant_settings
 from sunar.trust import COMBINED, read
 
 

@@ -18,7 +18,7 @@ threshold with a stated error rate.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -85,18 +85,29 @@ def dealt(records: Sequence[dict[str, Any]], parts: int) -> np.ndarray:
     return out
 
 
-def cross_validated(
-    records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5, features: Sequence[str] = COMBINED, weights: str = "equal",
-) -> np.ndarray:
-    """The combined score of every record from a model fitted on the other folds (each dataset's
-    records dealt out to the folds in turn: :func:`dealt`), never in-sample."""
-    x, y = signal_matrix(records, features), np.asarray(correct, dtype=float)
-    out = np.full(len(records), 0.5)
+def fold_fits(
+    records: Sequence[dict[str, Any]], x: np.ndarray, correct: Sequence[float], folds: int, weights: str,
+) -> Iterator[tuple[np.ndarray, np.ndarray, dict[str, Any]]]:
+    """Each fold's records (a mask), the other folds' (a mask), and the combination (``weights``)
+    fitted on those others; each dataset's records are dealt out to the folds in turn
+    (:func:`dealt`). A fold that is empty, or whose others are all right or all wrong, is left out."""
+    y, fit = np.asarray(correct, dtype=float), WEIGHTS[weights]
     fold = dealt(records, max(2, folds))
     for k in range(max(2, folds)):
         test, train = fold == k, fold != k
         if test.any() and len(set(y[train])) == 2:
-            out[test] = predict(WEIGHTS[weights](x[train], y[train]), x[test])
+            yield test, train, fit(x[train], y[train])
+
+
+def cross_validated(
+    records: Sequence[dict[str, Any]], correct: Sequence[float], folds: int = 5, features: Sequence[str] = COMBINED, weights: str = "equal",
+) -> np.ndarray:
+    """The combined score of every record from a model fitted on the other folds
+    (:func:`fold_fits`), never in-sample (0.5 where no fold's fit could score it)."""
+    x = signal_matrix(records, features)
+    out = np.full(len(records), 0.5)
+    for test, _, model in fold_fits(records, x, correct, folds, weights):
+        out[test] = predict(model, x[test])
     return out
 
 
@@ -194,17 +205,14 @@ def fit_calibration(
     if len(set(correct)) < 2:
         raise ValueError("the answers are all right or all wrong; calibrate on more questions")
     x = signal_matrix(rows, features)
-    fit = WEIGHTS[weights]
-    fold, platt = dealt(rows, 5), np.full(len(rows), float(correct.mean()))
+    platt = np.full(len(rows), float(correct.mean()))
     iso = platt.copy()
-    for k in range(5):  # each fold scored by a combination and an isotonic map fitted on the others
-        test, train = fold == k, fold != k
-        if test.any() and len(set(correct[train])) == 2:
-            fold_model = fit(x[train], correct[train])
-            platt[test] = predict(fold_model, x[test])
-            m = isotonic(predict(fold_model, x[train]), correct[train])
-            iso[test] = np.interp(platt[test], m["x"], m["y"])
-    model = fit(x, correct)
+    # each fold scored by a combination and an isotonic map fitted on the others
+    for test, train, fold_model in fold_fits(rows, x, correct, 5, weights):
+        platt[test] = predict(fold_model, x[test])
+        m = isotonic(predict(fold_model, x[train]), correct[train])
+        iso[test] = np.interp(platt[test], m["x"], m["y"])
+    model = WEIGHTS[weights](x, correct)
     scores = {"platt": brier(platt, correct), "isotonic": brier(iso, correct)}
     kind = min(scores, key=lambda k: scores[k])
     mapping = isotonic(predict(model, x), correct) if kind == "isotonic" else {"kind": "platt"}

@@ -10,18 +10,8 @@ from pathlib import Path
 import pytest
 
 from sunar.errors import SunarError
-from sunar.evals.run import (
-    EvalSettings,
-    check_settings,
-    end_cleanly,
-    exclusive,
-    latest,
-    ranked_evidence,
-    read_predictions,
-    run_eval,
-    variant_graph,
-    variant_settings,
-)
+from sunar.evals.predictions import end_cleanly, latest, ranked_evidence, read_predictions
+from sunar.evals.run import EvalSettings, check_settings, exclusive, run_eval, variant_graph, variant_settings
 
 QUESTIONS = "sunar/data/demo_questions.jsonl"
 SMALL = {"batch_size": 4, "budget": 8, "samples": 2, "evidence": 3, "max_hops": 3, "first_stage_depth": 20, "max_tokens": 32}
