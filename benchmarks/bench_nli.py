@@ -404,7 +404,7 @@ def load_llm(name: str, threads: int | None) -> LLM:
     Returns:
         The loaded :class:`~sunar.models.llama_cpp.EmbeddedLLM`.
     """
-    from sunar.models.llama_cpp import EmbeddedLLM
+    from sunar.models.embedded import EmbeddedLLM
 
     llm = EmbeddedLLM(name)
     if threads:

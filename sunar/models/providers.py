@@ -14,7 +14,7 @@ import logging
 
 from sunar.errors import ModelUnavailable
 from sunar.models import gguf
-from sunar.models.llama_cpp import EmbeddedLLM
+from sunar.models.embedded import EmbeddedLLM
 from sunar.models.llm import LLM
 from sunar.models.ollama import DEFAULT_OLLAMA_MODEL, OLLAMA_URL, OllamaLLM, ollama_error, ollama_has, ollama_models
 from sunar.models.openai_compat import DEFAULT_OPENAI_URL, OpenAICompatLLM

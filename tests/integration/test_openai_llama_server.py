@@ -28,7 +28,7 @@ ASK = [HumanMessage("Is Paris the capital of France? Answer yes or no.")]
 # has no option for them): otherwise `python -m llama_cpp.server` unchanged.
 SERVER = (
     "import runpy\n"
-    "from sunar.models.llama_cpp import _without_extra_buffer_types\n"
+    "from sunar.models.llama_api import without_extra_buffer_types as _without_extra_buffer_types\n"
     "with _without_extra_buffer_types():\n"
     "    runpy.run_module('llama_cpp.server', run_name='__main__')\n"
 )
@@ -64,7 +64,7 @@ def llama_server(tmp_path_factory):
 
 @pytest.mark.slow
 def test_judge_sample_and_an_unknown_model_against_llama_cpps_server(llama_server):
-    from sunar.models.llama_cpp import EmbeddedLLM
+    from sunar.models.embedded import EmbeddedLLM
 
     llm = OpenAICompatLLM.checked(MODEL, llama_server)
     served = llm.judge(ASK, ["yes", "no"])
