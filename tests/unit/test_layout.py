@@ -1,6 +1,7 @@
 """The package's shape: no import cycles between modules nor between folders (each folder of
-``sunar`` and each top-level module one unit), no test double or benchmark reachable from product
-code, and no machine's absolute paths anywhere in the repository."""
+``sunar`` and each top-level module one unit), no module over 300 lines outside prompts, no test
+double or benchmark reachable from product code, and no machine's absolute paths anywhere in the
+repository."""
 
 import ast
 import re
@@ -117,6 +118,28 @@ def test_product_code_never_imports_tests_or_benchmarks():
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 for name in names:
                     assert name.split(".")[0] not in {"tests", "scripted", "oracle", "fakes", "conftest", "benchmarks"}, (path, name)
+
+
+#: Most lines of a module: a longer one does more than one job (prompts, mostly text, excepted).
+MAX_LINES = 300
+
+
+def long_modules(root: Path = PACKAGE) -> dict[str, int]:
+    """The modules over :data:`MAX_LINES` lines outside prompts (a ``prompts`` folder or module)."""
+    counts = {p.relative_to(root): len(p.read_text().splitlines()) for p in root.rglob("*.py")}
+    return {str(path): n for path, n in counts.items() if n > MAX_LINES and "prompts" not in (*path.parts[:-1], path.stem)}
+
+
+def test_no_module_over_300_lines_outside_prompts():
+    assert long_modules() == {}
+
+
+def test_a_long_module_is_found_and_a_long_prompt_is_not(tmp_path):
+    (tmp_path / "prompts").mkdir()
+    for path in (tmp_path / "long.py", tmp_path / "prompts" / "few_shot.py", tmp_path / "prompts.py"):
+        path.write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_LINES)
+    assert long_modules(tmp_path) == {"long.py": MAX_LINES + 1}
 
 
 def test_each_node_module_defines_one_node():
