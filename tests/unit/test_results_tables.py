@@ -1,6 +1,7 @@
-"""The tables of benchmarks/RESULTS.md (benchmarks/results_tables.py) on a tiny synthetic run:
-recomputed answer and evidence metrics, the two kinds of seconds, the sign test against a base
-variant, and where the time goes."""
+"""The tables of benchmarks/RESULTS.md (benchmarks/results_tables.py and the modules it assembles) on
+a tiny synthetic run: recomputed answer and evidence metrics, the two kinds of seconds, the sign test
+against a base variant, where the time goes, the tables read from stored outputs, and the check that
+RESULTS.md and README.md hold them."""
 
 from __future__ import annotations
 
@@ -9,16 +10,11 @@ import json
 
 import pytest
 
-from benchmarks.results_tables import (
-    answers_table,
-    main,
-    node_table,
-    read_records,
-    run_date,
-    signals_table,
-    summarise,
-    time_table,
-)
+from benchmarks.results_confidence import signals_table
+from benchmarks.results_render import answers_table, containment_table, headline_table, node_table, time_table
+from benchmarks.results_runs import read_records, run_date, summarise
+from benchmarks.results_stored import first_stage_table, rescoring_table
+from benchmarks.results_tables import check, main
 
 GOLD = {
     "q1": ("musique", ["Paris"], ["a", "b"]),
@@ -55,10 +51,14 @@ def records(tmp_path):
     return run
 
 
-def test_read_records_reads_the_compressed_predictions_and_prefers_the_plain_file(records):
+def test_read_records_prefers_the_working_copy_unless_asked_for_the_committed_file(records):
     assert len(read_records(records)) == 8
     (records / "predictions.jsonl").write_text(json.dumps(read_records(records)[0]) + "\n")
     assert len(read_records(records)) == 1
+    # a run being resumed beside its committed file does not change what RESULTS.md reports
+    assert len(read_records(records, committed=True)) == 8
+    (records / "predictions.jsonl.gz").unlink()
+    assert len(read_records(records, committed=True)) == 1
 
 
 def test_summarise_recomputes_the_metrics_from_the_answers(records):
@@ -131,3 +131,48 @@ def test_the_run_date_of_an_uncommitted_folder_and_the_command_line(records, tmp
     assert main(["--results", str(tmp_path), "--run", records.name]) == 0
     out = capsys.readouterr().out
     assert "| `sunar` | 4 | 2 / 1 / **3** |" in out
+
+
+def test_containment_and_headline_tables(records):
+    rows = read_records(records)
+    rows[4]["answer"] = "Parisian"  # sunar's q1: right by cover-EM only within a word
+    lines = containment_table(rows, ["sunar", "self_ask"]).splitlines()
+    # sunar: right on q1 ("Parisian"), q2 (exact), q3 (exact); q1 is inside a longer answer and within a word
+    assert lines[2] == "| `sunar` | 4 | 3 | 2 | 1 | 1 | 0.500 |"
+    assert lines[3] == "| `self_ask` | 4 | 1 | 1 | 0 | 0 | 0.250 |"
+    head = headline_table([("dev 1-4", rows, "self_ask", "sunar")]).splitlines()
+    assert head[2] == "| dev 1-4 | 1 / 4 | **3 / 4** | 3.0x | 2 / 0 (p = 0.50) |"
+
+
+def test_tables_of_stored_outputs(tmp_path):
+    for name, rescoring, right, recall in (("free", None, 29, 0.74), ("official", "official", 29, 0.78)):
+        run = tmp_path / name
+        run.mkdir()
+        (run / "run.json").write_text(json.dumps({"configuration": {"rescoring": rescoring} if rescoring else {}}))
+        metrics = {"n": 100, "cover_em": right / 100, "em": 0.16, "recall@10": recall, "llm_calls": 21.8, "seconds": {"total": 166.4}}
+        (run / "metrics.json").write_text(json.dumps({"all": {"sunar": metrics}}))
+    lines = rescoring_table([tmp_path / "free", tmp_path / "official"]).splitlines()
+    assert lines[2] == "| `free` | `paper` | 100 | 29 | 0.160 | 0.740 | 21.8 | 166 |"
+    assert lines[3].startswith("| `official` | `official` | 100 | 29 | 0.160 | 0.780 |")
+
+    output = tmp_path / "output.txt"
+    output.write_text("## First stage\n| query set | retriever | queries | R@10 | R@100 |\n|---|---|---|---|---|\n"
+                      "| Q | bm25 (1.5 ms/query) | 10 | 0.600 | 0.800 |\n| Q | fused (13.6 ms/query) | 10 | 0.700 | 0.900 |\n")
+    lines = first_stage_table(output).splitlines()
+    assert lines[0] == "| query set | bm25 R@10 / R@100 (ms / query) | fused R@10 / R@100 (ms / query) |"
+    assert lines[2] == "| Q (10) | 0.600 / 0.800 (2 ms) | 0.700 / 0.900 (14 ms) |"
+
+
+def test_check_needs_every_table_in_the_page_and_the_headline_in_the_readme(tmp_path, capsys):
+    found = [("Headline: run", "| a |"), ("Other: run", "| b |"), ("Skipped: no corpus", None)]
+    page, readme = tmp_path / "RESULTS.md", tmp_path / "README.md"
+    page.write_text("x\n| a |\n| b |\n")
+    readme.write_text("| a |\n")
+    assert check(found, page, readme) == 0
+    readme.write_text("| b |\n")
+    assert check(found, page, readme) == 1
+    assert f"not in {readme}: Headline: run" in capsys.readouterr().err
+    readme.write_text("| a |\n")
+    page.write_text("| a |\n")
+    assert check(found, page, readme) == 1
+    assert f"not in {page}: Other: run" in capsys.readouterr().err

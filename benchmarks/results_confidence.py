@@ -1,0 +1,75 @@
+"""Markdown tables of how well an answer's confidence tells right from wrong (AUROC, ECE, the
+accuracy of the most trusted answers), recomputed from the signals the committed runs recorded with
+:mod:`sunar.evals.calibration`, the code ``sunar calibrate`` runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from benchmarks.results_render import fmt, table
+from benchmarks.results_runs import Records, correct
+from sunar.evals import calibration
+from sunar.trust import FEATURES, signal_matrix
+
+
+def signals_table(columns: Sequence[tuple[str, Records]], features: Sequence[str] = FEATURES, combined: bool = True) -> str:
+    """AUROC (right vs wrong by cover-EM; 0.5 is chance) of the confidence shown and each signal,
+    per column of answers, and the combined signals out of fold (5-fold CV, each dataset dealt to
+    the folds in turn: equal weights, as shipped, and a weight per signal)."""
+    stats = []
+    for _, rows in columns:
+        rows = [r for r in rows if not r.get("error")]
+        y = correct(rows)
+        x = signal_matrix(rows, features)
+        per = {f: (None if np.isnan(x[:, i]).all() else calibration.auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1), y)) for i, f in enumerate(features)}
+        shown = [float(r.get("confidence") or 0.0) for r in rows]
+        entry = {"n": len(rows), "right": int(y.sum()), "confidence": calibration.auroc(shown, y), "ece": calibration.ece(shown, y),
+                 "at": [calibration.accuracy_at(shown, y, c) for c in calibration.COVERAGES], **per}
+        if combined:
+            entry["equal"] = calibration.auroc(calibration.cross_validated(rows, y), y)
+            entry["fitted"] = calibration.auroc(calibration.cross_validated(rows, y, weights="fitted"), y)
+        stats.append(entry)
+    header = ["", *(label for label, _ in columns)]
+    body = [["answers (right)", *(f"{s['n']} ({s['right']})" for s in stats)],
+            ["the confidence shown (`agreement`)", *(fmt(s["confidence"]) for s in stats)],
+            ["its ECE", *(fmt(s["ece"]) for s in stats)],
+            ["accuracy of the most confident 25 / 50 / 75%", *(" / ".join(fmt(a) for a in s["at"]) for s in stats)]]
+    body += [[f"`{f}`", *(fmt(s[f]) for s in stats)] for f in features]
+    if combined:
+        body += [["**combined (`COMBINED`), equal weights, 5-fold CV**", *(f"**{fmt(s['equal'])}**" for s in stats)],
+                 ["the same, a weight per signal", *(fmt(s["fitted"]) for s in stats)]]
+    return table(header, body)
+
+
+def calibrated_table(columns: Sequence[tuple[str, Records, Records]], alpha: float = 0.3) -> str:
+    """What ``sunar calibrate`` fits on one set of answers (the combined signals, their map to a
+    probability, the trust level for error rate ``alpha``), scored on answers to other questions:
+    AUROC with its 95% bootstrap interval, ECE of the probability shown, accuracy of the most
+    trusted, and what the trust level answers there."""
+    stats = []
+    for _, fit_on, score_on in columns:
+        fitted = calibration.fit_calibration([r for r in fit_on if not r.get("error")], alpha)
+        stats.append((fitted, calibration.check_calibration(fitted, [r for r in score_on if not r.get("error")])))
+
+    def interval(c: dict[str, Any]) -> str:
+        return f"{fmt(c['auroc'])} [{fmt(c['auroc_95'][0])}, {fmt(c['auroc_95'][1])}]" if c["auroc_95"] else fmt(c["auroc"])
+
+    def level(f: dict[str, Any], c: dict[str, Any]) -> str:
+        if not math.isfinite(f["threshold"]):
+            return "none kept it on the fitted answers"
+        return f"{f['threshold']:.2f}: answers {c['answered']} ({c['coverage']:.0%}), {fmt(c['accuracy_answered'])} right"
+
+    header = ["", *(label for label, _, _ in columns)]
+    body = [["fitted on: answers (right)", *(f"{f['n']} ({round(f['n'] * float(correct([r for r in fo if not r.get('error')]).mean()))})"
+                                             for (f, _), (_, fo, _) in zip(stats, columns, strict=True))],
+            ["map to a probability; cross-fitted AUROC there", *(f"{f['mapping']['kind']}; {fmt(f['auroc_held_out'])}" for f, _ in stats)],
+            ["scored on: answers (right)", *(f"{c['n']} ({round(c['accuracy'] * c['n'])})" for _, c in stats)],
+            ["**AUROC [95% bootstrap]**", *(f"**{interval(c)}**" for _, c in stats)],
+            ["ECE of the probability shown", *(fmt(c["ece"]) for _, c in stats)],
+            ["accuracy of the most trusted 25 / 50%", *(" / ".join(fmt(c["accuracy_at"][str(k)]) for k in (0.25, 0.5)) for _, c in stats)],
+            [f"trust level for at most {alpha:.0%} wrong (delta 0.1)", *(level(f, c) for f, c in stats)]]
+    return table(header, body)
