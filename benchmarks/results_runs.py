@@ -37,16 +37,30 @@ Records = list[dict[str, Any]]
 
 def read_records(run: Path, committed: bool = False) -> Records:
     """The predictions of a run folder. The plain ``predictions.jsonl`` first: it is the working copy
-    of a run in progress or resumed, the fullest. With ``committed``, the packed file first: the
-    repository keeps ``predictions.jsonl.gz``, so a run being resumed beside it does not change
-    what RESULTS.md reports until its new file is committed."""
+    of a run in progress or resumed, the fullest. With ``committed``, the file as the repository's
+    HEAD holds it (``predictions.jsonl.gz``, or a plain file committed as it is): a run going on
+    beside it, which rewrites both files, does not change what RESULTS.md reports until its new
+    file is committed. Outside a repository, or for a run not committed yet, the packed file first."""
     plain, packed = run / "predictions.jsonl", run / "predictions.jsonl.gz"
     order = (packed, plain) if committed else (plain, packed)
-    path = next((p for p in order if p.exists()), None)
-    if path is None:
-        raise FileNotFoundError(f"{run}: no predictions.jsonl(.gz)")
-    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    found = next(((p, d) for p in order if (d := committed_bytes(p)) is not None), None) if committed else None
+    if found is None:
+        path = next((p for p in order if p.exists()), None)
+        if path is None:
+            raise FileNotFoundError(f"{run}: no predictions.jsonl(.gz)")
+        found = (path, path.read_bytes())
+    path, data = found
+    data = gzip.decompress(data) if path.suffix == ".gz" else data
     return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def committed_bytes(path: Path) -> bytes | None:
+    """The file as the HEAD commit of its repository holds it; None if it holds none (or no git)."""
+    try:
+        done = subprocess.run(["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, capture_output=True, check=False)
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def run_date(run: Path) -> str:

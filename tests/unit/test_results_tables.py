@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 
 import pytest
 
@@ -176,3 +177,18 @@ def test_check_needs_every_table_in_the_page_and_the_headline_in_the_readme(tmp_
     page.write_text("| a |\n")
     assert check(found, page, readme) == 1
     assert f"not in {page}: Other: run" in capsys.readouterr().err
+
+
+def test_the_committed_predictions_are_those_of_the_head_commit(records):
+    def git(*args):
+        subprocess.run(["git", *args], cwd=records, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "predictions.jsonl.gz")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "run")
+    rows = read_records(records)
+    with gzip.open(records / "predictions.jsonl.gz", "wt") as f:  # a run going on rewrites the packed file
+        f.write(json.dumps(rows[0]) + "\n")
+    (records / "predictions.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    assert len(read_records(records, committed=True)) == 8
+    assert len(read_records(records)) == 1
