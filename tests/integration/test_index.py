@@ -92,7 +92,7 @@ def test_a_complete_index_is_read_and_confirmed_while_another_process_holds_the_
     code = textwrap.dedent("""
         import sys, time
         from pathlib import Path
-        from sunar.stores.index import _build_lock
+        from sunar.stores.build import _build_lock
         with _build_lock(Path(sys.argv[1])):
             print("locked", flush=True)
             time.sleep(600)

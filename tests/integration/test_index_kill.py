@@ -1,7 +1,7 @@
 """``sunar index`` killed with SIGKILL at each named step, then run again: the rerun repairs the
 index, which then equals one built without interruption (same ids, vectors, neighbour table).
 
-The kill points are the checkpoints of sunar.stores.index: with ``SUNAR_TEST_KILL_AT=<step>`` in
+The kill points are the checkpoints of sunar.stores.steps: with ``SUNAR_TEST_KILL_AT=<step>`` in
 its environment the process SIGKILLs itself there (the hook is inert otherwise). A kill releases
 the build lock too: every rerun here would be refused if it did not.
 """
@@ -22,7 +22,7 @@ from sunar.stores.index import BUILD, MANIFEST, Index
 
 pytestmark = pytest.mark.slow
 
-#: The steps of a first build, in order (see sunar.stores.index._build; "unpublished" is "planned"
+#: The steps of a first build, in order (see sunar.stores.build._build and steps.run_stages; "unpublished" is "planned"
 #: when there is no manifest yet).
 FRESH = ["planned", "embedded", "bm25", "neighbour-graph", "graph-saved", "published"]
 #: A --rebuild of a complete index: the old index is discarded after "unpublished".

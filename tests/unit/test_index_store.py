@@ -19,8 +19,9 @@ from sunar.errors import IndexNotReady, ModelUnavailable, SunarError
 from sunar.models import gguf
 from sunar.models.embedder import EMBEDDER_DIRS, spec_for
 from sunar.stores.bm25 import BM25Index
+from sunar.stores.build import _build_lock
 from sunar.stores.corpus import Document
-from sunar.stores.index import BUILD, FORMAT_VERSION, MANIFEST, Index, _build_lock, build_index
+from sunar.stores.index import BUILD, FORMAT_VERSION, MANIFEST, Index, build_index
 
 # --- the embedder an index names is loaded from the operator's models only ---
 
@@ -133,7 +134,7 @@ def _hold_lock(folder):
     code = textwrap.dedent("""
         import sys, time
         from pathlib import Path
-        from sunar.stores.index import _build_lock
+        from sunar.stores.build import _build_lock
         with _build_lock(Path(sys.argv[1])):
             print("locked", flush=True)
             time.sleep(600)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from sunar.errors import IndexNotReady
-from sunar.stores.neighbours import NeighbourGraph, approximate_knn, exact_knn, save_graph
+from sunar.stores.neighbours import NeighbourGraph, approximate_knn, exact_knn, save_graph, top_k
 
 
 def unit_vectors(n, d=8, seed=0):
@@ -74,3 +74,19 @@ def test_save_load_lookup_and_limit_k(tmp_path):
 def test_missing_graph_is_a_clear_error(tmp_path):
     with pytest.raises(IndexNotReady, match="missing or damaged"):
         NeighbourGraph.load(tmp_path, ["a"])
+
+
+def test_top_k_by_a_floor_gives_the_k_largest_of_each_row():
+    rng = np.random.default_rng(3)
+    sims = rng.normal(size=(50, 4000)).astype(np.float32)
+    sims[np.arange(50), np.arange(50)] = -np.inf
+    got = top_k(sims, 30)
+    want = np.argsort(-sims, axis=1)[:, :30]
+    assert got.shape == (50, 30) and (np.sort(got, axis=1) == np.sort(want, axis=1)).all()
+
+
+def test_top_k_with_many_equal_values_still_gives_k_of_the_largest():
+    sims = np.zeros((4, 1000), dtype=np.float32)  # every document the same: a floor keeps them all
+    sims[:, 7] = 1.0
+    got = top_k(sims, 5)
+    assert got.shape == (4, 5) and (got == 7).sum(axis=1).tolist() == [1] * 4 and len(set(got[0])) == 5
