@@ -24,6 +24,7 @@ from langgraph_sdk import Auth
 from pydantic import Field, create_model, model_validator
 
 from sunar.baselines.configuration import AnyConfiguration
+from sunar.cancel import stop_when_cancelled
 from sunar.errors import ConfigurationError
 from sunar.graph import build_graph
 from sunar.settings import LANGGRAPH_KEYS, Checked, Settings, own_keys
@@ -122,9 +123,11 @@ _LOOPBACK_HOST = re.compile(r"^(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?$")
 
 
 def served(name: str) -> Any:
-    """The named graph as served: the same nodes and edges, a client's context schema of its own fields."""
+    """The named graph as served: the same nodes and edges, a client's context schema of its own
+    fields, and a stop flag per run that the server's cancellation sets (:func:`sunar.cancel.stop_when_cancelled`)."""
     graph = build_graph(name)
-    return graph.copy({"context_schema": client_configuration(graph.context_schema)})
+    # a run the server cancels (Studio's Stop, a client gone) stops at its model's next token
+    return stop_when_cancelled(graph.copy({"context_schema": client_configuration(graph.context_schema)}))
 
 
 sunar = served("sunar")

@@ -38,12 +38,20 @@ def ollama_timeout() -> float:
     return seconds
 
 
-def ollama_error(exc: BaseException, model: str) -> ModelUnavailable:
+def ollama_error(exc: BaseException, model: str, url: str = OLLAMA_URL) -> ModelUnavailable:
+    """One line for a failed Ollama call: no such model, a request the server refused (it replied),
+    or no server at all."""
     text = str(exc)
     if "not found" in text.lower() and "model" in text.lower():
         return ModelUnavailable(f"Ollama has no model '{model}'; run: ollama pull {model}")
+    if type(exc).__name__ == "ResponseError":
+        said = " ".join(text.split())[:200]
+        return ModelUnavailable(
+            f"Ollama at {url} refused the request ({said}); if the server takes no JSON-schema format, "
+            "set structured_output=false"
+        )
     return ModelUnavailable(
-        f"Ollama server not reachable at {OLLAMA_URL}; start it with 'ollama serve' "
+        f"Ollama server not reachable at {url}; start it with 'ollama serve' "
         "or use --llm embedded:qwen2.5-1.5b"
     )
 
@@ -92,10 +100,10 @@ class OllamaLLM(LLM):
         try:
             return self._bound(temperature, max_tokens, stop, schema).invoke(list(messages), config)
         except (ConnectionError, OSError) as exc:
-            raise ollama_error(exc, self.model) from exc
+            raise ollama_error(exc, self.model, self.url) from exc
         except Exception as exc:
             if type(exc).__name__ in {"ConnectError", "ResponseError", "ConnectTimeout"}:
-                raise ollama_error(exc, self.model) from exc
+                raise ollama_error(exc, self.model, self.url) from exc
             if type(exc).__name__ in {"ReadTimeout", "WriteTimeout", "PoolTimeout"}:
                 raise ModelUnavailable(
                     f"Ollama at {self.url} did not answer within {self.timeout:g} s; check the server "

@@ -114,6 +114,15 @@ def test_ollama_chat_call_to_a_dead_server_is_translated(monkeypatch):
         model.generate([HumanMessage("hi")])
 
 
+def test_a_request_the_ollama_server_refuses_is_said_as_such():
+    from ollama import ResponseError
+
+    said = str(llm_mod.ollama_error(ResponseError("response_format: json_schema is not supported", 400), "llama3.1", "http://127.0.0.1:9"))
+    assert said.startswith("Ollama at http://127.0.0.1:9 refused the request (response_format: json_schema is not supported")
+    assert "structured_output=false" in said and "not reachable" not in said
+    assert "ollama pull llama3.1" in str(llm_mod.ollama_error(ResponseError("model 'llama3.1' not found", 404), "llama3.1"))
+
+
 def test_ollama_without_the_model_says_which_pull(fake_ollama):
     assert llm_mod.ollama_models(llm_mod.OLLAMA_URL) == ["mistral:latest"]
     with pytest.raises(ModelUnavailable, match="ollama pull llama3.1"):
