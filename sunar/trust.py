@@ -56,15 +56,14 @@ REASONS = {
 #: Configuration fields that do not change which answer is given (where models and indexes are
 #: served or cached, how trust is shown); a calibration must match every other field.
 NOT_ANSWERS = frozenset({"profile", "openai_base_url", "chroma_url", "index_dir", "llm_cache", "calibration", "min_trust"})
-#: Fields that only one family of graphs reads (by name prefix); other graphs' calibrations ignore them.
-OWN_FIELDS: dict[str, tuple[str, ...]] = {"gensco": ("gensco_", "likelihood_llm"), "ra_isf": ("ra_isf_", "relevance_threshold")}
 
 
-def changes_answers(graph: str, name: str) -> bool:
-    """Whether the configuration field ``name`` can change the answers of ``graph``."""
-    if name in NOT_ANSWERS:
-        return False
-    return all(graph.startswith(family) or not name.startswith(prefixes) for family, prefixes in OWN_FIELDS.items())
+def changes_answers(name: str) -> bool:
+    """Whether the configuration field ``name`` can change a graph's answers (the values compared
+    are those of the graph's own configuration class, so another graph's fields never count)."""
+    return name not in NOT_ANSWERS
+
+
 #: Shipped calibrations (fitted on the shared multi-hop dev data), by file name.
 SHIPPED = Path(__file__).parent / "data" / "calibration"
 
@@ -194,7 +193,7 @@ def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], co
     if not corpus or corpus != fitted_on:
         return f"the calibration {calibration['path']} was fitted on another corpus ({(calibration.get('corpus') or {}).get('file')})"
     expected = resolve(calibration.get("configuration") or {})
-    changed = [k for k in values if changes_answers(graph, k) and k != "llm" and k in expected and expected[k] != values[k]]
+    changed = [k for k in values if changes_answers(k) and k != "llm" and k in expected and expected[k] != values[k]]
     if changed:
         said = ", ".join(f"{k}={values[k]} (fitted with {expected[k]})" for k in changed[:3])
         return f"the calibration {calibration['path']} was fitted with other settings: {said}"

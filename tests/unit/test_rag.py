@@ -57,3 +57,25 @@ def test_the_stream_names_each_step(capsys):
     err = capsys.readouterr().err
     assert "[pool] 2 passages in the pool" in err and "[rank] read: David Lynch, Ronnie Rocket" in err
     assert "[answer] final answer: Missoula, Montana" in err
+
+
+def test_a_calibration_must_match_the_graphs_own_settings(tmp_path):
+    import json
+
+    from sunar import trust
+
+    model = {"mean": [0.0] * len(trust.FEATURES), "scale": [1.0] * len(trust.FEATURES), "intercept": 0.0, "coef": [0.0] * len(trust.FEATURES)}
+    path = tmp_path / "calibration-rag.json"
+    path.write_text(json.dumps({
+        "graph": "rag", "llm": "scripted:scripted", "corpus": {"file": "c.jsonl", "sha256": "fp"},
+        "configuration": {"llm": "scripted:scripted", "samples": 2, "gensco_pool": 3},
+        "features": list(trust.FEATURES), "model": model, "threshold": 0.7, "ids": ["q1"], "promise": "p",
+    }))
+    CORPUS_FP = {"corpus_fingerprint": "fp"}
+    for pool, applies in [(3, True), (4, False)]:  # gensco_pool is rag's own field: it changes the pool read
+        llm = ScriptedLLM(reader)
+        res = resources(llm, TableScorer({"d1": 0.8}), MemoryIndex(CORPUS, default_ranking=[("d1", 1.0)], manifest=CORPUS_FP))
+        out = build_graph("rag").invoke({"question": QUESTION}, {"configurable": {"resources": res, "samples": 2, "gensco_pool": pool, "calibration": str(path)}})
+        assert (out["trust"] is not None) == applies, out["confidence_basis"]
+        if not applies:
+            assert "fitted with other settings: gensco_pool=4 (fitted with 3)" in out["confidence_basis"]

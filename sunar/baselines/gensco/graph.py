@@ -62,7 +62,7 @@ def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     g.add_node("candidates", candidates)
     g.add_node("select", select)
     g.add_node("answer", answer)
-    g.add_node("confidence", make_confidence(variant))
+    g.add_node("confidence", make_confidence(variant, GenscoConfiguration))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")

@@ -66,7 +66,7 @@ def build_ra_isf(variant: str = "ra_isf", checkpointer: Any = None) -> Any:
     g.add_node("compose", compose)
     g.add_node("finish", finish)
     g.add_node("gather", gather)
-    g.add_node("confidence", make_confidence(variant))
+    g.add_node("confidence", make_confidence(variant, RaIsfConfiguration))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")

@@ -29,7 +29,7 @@ from sunar.state import OutputState
 def build_rag(variant: str = "rag", checkpointer: Any = None) -> Any:
     g = StateGraph(PoolState, context_schema=PoolConfiguration, input_schema=PoolInput, output_schema=OutputState)
     g.add_sequence([
-        ("ask", make_ask({"pool": []})), ("pool", pool), ("rank", rank), ("answer", answer), ("confidence", make_confidence(variant)), ("respond", respond),
+        ("ask", make_ask({"pool": []})), ("pool", pool), ("rank", rank), ("answer", answer), ("confidence", make_confidence(variant, PoolConfiguration)), ("respond", respond),
     ])
     g.add_edge(START, "ask")
     g.add_edge("respond", END)
