@@ -141,16 +141,26 @@ class ChromaStore:
         return [by_id[i] for i in ids if i in by_id]
 
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
-        """Stored vectors for ``ids`` in that order (float32, one row per id)."""
-        rows: dict[str, np.ndarray] = {}
+        """Stored vectors for ``ids`` in that order (float32, one row per id), written into one
+        array as the batches come (a million vectors are 1.5 GB: no second copy is made)."""
+        out: np.ndarray | None = None
+        found = np.zeros(len(ids), dtype=bool)
         for start in range(0, len(ids), MAX_BATCH):
-            got = self.collection.get(ids=list(ids[start : start + MAX_BATCH]), include=["embeddings"])
-            for i, vec in zip(got["ids"], got["embeddings"], strict=True):
-                rows[i] = np.asarray(vec, dtype=np.float32)
-        missing = [i for i in ids if i not in rows]
-        if missing:
-            raise IndexNotReady(f"Chroma lacks vectors for {len(missing)} documents (e.g. {missing[0]}); rerun sunar index")
-        return np.stack([rows[i] for i in ids])
+            batch = list(ids[start : start + MAX_BATCH])
+            got = self.collection.get(ids=batch, include=["embeddings"])
+            if not got["ids"]:
+                continue
+            where = {doc_id: start + k for k, doc_id in enumerate(batch)}
+            rows = np.fromiter((where[i] for i in got["ids"]), dtype=np.int64, count=len(got["ids"]))
+            vectors = np.asarray(got["embeddings"], dtype=np.float32)
+            if out is None:
+                out = np.empty((len(ids), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+            found[rows] = True
+        if not found.all():
+            missing = ids[int(np.argmin(found))]
+            raise IndexNotReady(f"Chroma lacks vectors for {int((~found).sum())} documents (e.g. {missing}); rerun sunar index")
+        return out if out is not None else np.empty((0, 0), dtype=np.float32)
 
     def query(self, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
         """Dense search: (id, cosine similarity), best first."""

@@ -12,6 +12,7 @@ import textwrap
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from conftest import free_port
@@ -229,3 +230,19 @@ def test_reciprocal_rank_fusion_rewards_documents_both_rankings_find():
     assert fused[0][1] == pytest.approx(1 / (RRF_K + 1) + 1 / (RRF_K + 3))
     assert fuse([bm25, []], 2) == [("a", 1 / (RRF_K + 1)), ("b", 1 / (RRF_K + 2))]
     assert fuse([[], []], 5) == []
+
+
+def test_stored_vectors_come_back_in_the_order_asked_and_a_missing_one_is_named(tmp_path):
+    from sunar.stores.chroma import MAX_BATCH, ChromaStore, make_client
+
+    store = ChromaStore(make_client(str(tmp_path / "chroma")), "sunar-0000000000000000", "minilm", create=True)
+    n = MAX_BATCH + 7  # two batches
+    vectors = np.random.default_rng(0).normal(size=(n, 8)).astype(np.float32)
+    docs = [Document(f"d{i}", "", f"text {i}") for i in range(n)]
+    for start in range(0, n, 1000):
+        store.add(docs[start : start + 1000], vectors[start : start + 1000])
+    order = np.random.default_rng(1).permutation(n)
+    got = store.vectors([docs[i].id for i in order])
+    assert got.dtype == np.float32 and np.allclose(got, vectors[order], atol=1e-6)
+    with pytest.raises(IndexNotReady, match=r"lacks vectors for 1 documents \(e.g. nowhere\)"):
+        store.vectors(["d3", "nowhere", "d1"])
