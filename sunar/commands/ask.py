@@ -8,11 +8,6 @@ from typing import Any
 
 from sunar.commands.common import log, model_options, run_config
 
-# Checkpoints are written before the next step starts: a killed run resumes from its last finished
-# node. Measured overhead (python -m benchmarks.bench_checkpoint) is ms per node against seconds of
-# LLM work, so the safest mode costs nothing noticeable.
-DURABILITY = "sync"
-
 
 def print_result(record: dict[str, Any]) -> None:
     from sunar.result import confidence_lines
@@ -41,15 +36,6 @@ def print_result(record: dict[str, Any]) -> None:
     )
 
 
-def unfinished(snapshot: Any, question: str) -> bool:
-    """Whether the thread's last run asked ``question`` and did not reply yet. (A run killed
-    after a node finished but before the next checkpoint has no ``next`` and its node's writes
-    pending, so the reply message, written last, is what tells.)"""
-    values = snapshot.values or {}
-    messages = values.get("messages") or []
-    return values.get("question") == question and not (messages and messages[-1].type == "ai")
-
-
 def cmd_ask(args: argparse.Namespace) -> int:
     from sunar.graph import GRAPHS, build_graph, check_graph
     from sunar.question import validate_question
@@ -64,9 +50,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         graph = build_graph(args.variant)
         out = stream_steps(graph, {"question": question}, config, kind.describe, kind.answer_node) if args.stream else graph.invoke({"question": question}, config)
     else:
-        from sunar.checkpoints import open_checkpointer
+        from sunar.checkpoints import DURABILITY, configured, open_checkpointer, unfinished
 
-        with open_checkpointer(args.checkpoints or None) as saver:
+        with open_checkpointer(configured(args.checkpoints) or None) as saver:
             graph = build_graph(args.variant, checkpointer=saver)
             configurable["thread_id"] = args.thread
             resume = unfinished(graph.get_state(config), question)
@@ -93,7 +79,8 @@ def add(sub: Any) -> None:
     p.add_argument("--chroma-url", default="", help="Chroma server URL, if the index was built with one")
     p.add_argument("--variant", default="sunar", help="sunar (default), sunar_no_asu, sunar_r, self_ask, gensco, gensco_stop, ra_isf or rag")
     p.add_argument("--thread", default="", help="keep the run in a checkpointed thread; the same command again resumes an interrupted run")
-    p.add_argument("--checkpoints", default="", help="SQLite checkpoint file for --thread (default: $SUNAR_HOME/checkpoints.sqlite)")
+    p.add_argument("--checkpoints", default="", help="where --thread keeps its runs: a SQLite file or a postgresql:// URL shared by several machines (default: "
+                   "$SUNAR_CHECKPOINTS, else $SUNAR_HOME/checkpoints.sqlite)")
     model_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--stream", action="store_true", help="show each step live on stderr (sub-questions, batch scores, semantic sets, answers)")

@@ -8,19 +8,28 @@ from typing import Any
 
 
 def cmd_serve_openai(args: argparse.Namespace) -> int:
-    """Serve the graphs as OpenAI models. On SIGTERM or Ctrl-C, uvicorn lets the requests in
-    flight finish for 2 s, then cancels them, and the app's shutdown stops their runs
+    """Serve the graphs as OpenAI models; with checkpoints (``--checkpoints`` or
+    $SUNAR_CHECKPOINTS: a SQLite file, or a PostgreSQL URL that several server processes share),
+    requests may name threads that outlive the process. On SIGTERM or Ctrl-C, uvicorn lets the
+    requests in flight finish for 2 s, then cancels them, and the app's shutdown stops their runs
     (:func:`sunar.openai_api.lifespan`): the server is gone in seconds even in the middle of a long
     generation."""
+    import contextlib
+
     import uvicorn
 
+    from sunar.checkpoints import configured, is_database_url, open_checkpointer, shown
     from sunar.openai_api import create_app
     from sunar.served import operator_settings
 
-    app = create_app()
-    llm = operator_settings().get("llm", "auto")
-    print(f"serving the graphs as OpenAI models at http://127.0.0.1:{args.port}/v1 (LLM: {llm}; the operator's settings: SUNAR_* variables)", file=sys.stderr)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=2)
+    target = configured(args.checkpoints)
+    with open_checkpointer(target) if target else contextlib.nullcontext() as saver:
+        app = create_app(saver)
+        llm = operator_settings().get("llm", "auto")
+        threads = f"threads in {shown(target) if is_database_url(target) else target}" if target else "no threads (--checkpoints)"
+        print(f"serving the graphs as OpenAI models at http://127.0.0.1:{args.port}/v1 (LLM: {llm}; {threads}; "
+              "the operator's settings: SUNAR_* variables)", file=sys.stderr)
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=2)
     return 0
 
 
@@ -79,6 +88,8 @@ def add(sub: Any) -> None:
     """Its sub-commands, on the ``sunar`` parser."""
     p = sub.add_parser("serve-openai", help="serve every graph as an OpenAI-compatible chat model on 127.0.0.1 (/v1/chat/completions) for chat apps")
     p.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    p.add_argument("--checkpoints", default="", help="keep the threads requests name (X-Sunar-Thread) in this SQLite file or postgresql:// "
+                   "database, which several server processes may share (default: $SUNAR_CHECKPOINTS; none: no threads)")
     p.set_defaults(func=cmd_serve_openai)
 
     p = sub.add_parser("models", help="list configured and locally available models, and what auto picks")

@@ -262,7 +262,7 @@ def test_serve_openai_hands_uvicorn_the_loopback(monkeypatch):
     from sunar.cli import build_parser
 
     seen = {}
-    monkeypatch.setattr(openai_api, "create_app", lambda: "the app")
+    monkeypatch.setattr(openai_api, "create_app", lambda checkpointer=None: "the app")
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
     args = build_parser().parse_args(["serve-openai"])
     assert args.func(args) == 0

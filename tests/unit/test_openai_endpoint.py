@@ -302,7 +302,7 @@ def test_the_apps_shutdown_sets_every_running_runs_stop_flag(app):
 
 def test_serve_openai_gives_uvicorn_a_short_graceful_shutdown(monkeypatch):
     seen = {}
-    monkeypatch.setattr(openai_api, "create_app", lambda: "the app")
+    monkeypatch.setattr(openai_api, "create_app", lambda checkpointer=None: "the app")
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: seen.update(options, app=app))
-    assert cli.cmd_serve_openai(argparse.Namespace(port=8765)) == 0
+    assert cli.cmd_serve_openai(argparse.Namespace(port=8765, checkpoints="")) == 0
     assert seen["app"] == "the app" and seen["host"] == "127.0.0.1" and 0 < seen["timeout_graceful_shutdown"] <= 3
