@@ -154,7 +154,7 @@ def main() -> None:
         r["answer"] - r["first_answer_token"] for r in warm if "answer" in r and "first_answer_token" in r
     )
     print("median over the questions after the first (models loaded): " + ", ".join(f"{k} {v:.1f} s" for k, v in summary.items()))
-    record = {"graph": args.graph, "llm": args.llm, "index": str(index), "questions": rows, "median_warm": summary}
+    record = {"graph": args.graph, "llm": args.llm, "index": index.name, "questions": rows, "median_warm": summary}
     (args.out / "results.json").write_text(json.dumps(record, indent=1) + "\n")
     print(f"written: {args.out / 'results.json'}")
 
