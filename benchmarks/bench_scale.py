@@ -24,7 +24,7 @@ With ``--chroma-server`` the index lives in a Chroma server this script starts (
 several server processes share one index; its peak memory is reported beside the reader's.
 
 Results go to benchmarks/results/bench_scale/results.json (one entry per size and setting, kept
-across runs) and a markdown table is printed. Heavy: run under the shared lock (flock /tmp/sunar-heavy.lock ...).
+across runs) and a markdown table is printed. Heavy (1M documents: about an hour, 10 GB): run it when nothing else does.
 """
 
 from __future__ import annotations

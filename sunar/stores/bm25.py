@@ -54,16 +54,36 @@ class BM25Index:
         return cls(retriever, doc_ids)
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """Top-k (id, score), best first; documents sharing no term with the query are left out."""
-        tokens = _tokenize([query])
+        """Top-k (id, score), best first, equal scores in the corpus's order; documents sharing no
+        term with the query are left out.
+
+        The scores are bm25s's own (its precomputed score matrix, each query term's postings added
+        in float32 in the query's order), but the addition and the top k are done here: bm25s adds
+        with ``np.add.at`` (a term's postings name each document once, so one indexed addition
+        gives the same sums, several times faster) and takes the top k with an argpartition of all
+        n scores, which numpy makes slow when most of them are zero, as they are for any query in
+        a large corpus (460 ms at 1M documents). Only the documents the query matches are ranked
+        here, and ties are broken by the corpus order instead of by that partition's accidents."""
         vocab = self.retriever.vocab_dict
-        tokens = [[t for t in tokens[0] if t in vocab]]
-        if not tokens[0] or k <= 0:
+        terms = [vocab[t] for t in _tokenize([query])[0] if t in vocab]
+        if not terms or k <= 0:
             return []
-        k = min(k, len(self.doc_ids))
-        rows, scores = self.retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
-        return [
-            (self.doc_ids[int(r)], float(s))
-            for r, s in zip(np.asarray(rows[0]), np.asarray(scores[0]), strict=True)
-            if s > 0
-        ]
+        matrix = self.retriever.scores
+        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        scores = np.zeros(matrix["num_docs"], dtype=self.retriever.dtype)
+        for term in terms:
+            start, stop = indptr[term], indptr[term + 1]
+            scores[indices[start:stop]] += data[start:stop]
+        if self.retriever.nonoccurrence_array is not None:  # BM25L and BM25+ (not the default Lucene variant)
+            scores += self.retriever.nonoccurrence_array[terms].sum()
+        return [(self.doc_ids[r], float(scores[r])) for r in top_rows(scores, k).tolist()]
+
+
+def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
+    """The rows of the ``k`` largest positive scores, best first, equal scores in row order."""
+    rows = np.flatnonzero(scores > 0)
+    values = scores[rows]
+    if len(rows) > k:
+        kth = np.partition(values, len(values) - k)[len(values) - k]  # the k-th largest
+        rows, values = rows[values >= kth], values[values >= kth]  # all tied with it too, cut below
+    return rows[np.lexsort((rows, -values))][:k]

@@ -9,9 +9,12 @@ exceed the k used by NAR (default 10): :meth:`NeighbourGraph.to_limit_k` gives t
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -84,23 +87,33 @@ def approximate_knn(
     doc_ids: Sequence[str],
     k: int,
     progress: Callable[[int], None] | None = None,
+    workers: int = 1,
+    batch: int = 256,
 ) -> tuple[np.ndarray, np.ndarray]:
     """kNN through an ANN index (``query(vectors, n) -> ids per row``), for corpora too large for
-    the exact search. Scores are recomputed exactly from the vectors."""
+    the exact search. Scores are recomputed exactly from the vectors. With ``workers`` > 1 that
+    many batches are queried at once (Chroma's search runs outside the GIL: on 2 cores the graph
+    of a million documents takes about half the time); results are taken in order."""
     row_of = {d: i for i, d in enumerate(doc_ids)}
     n = len(vectors)
     ids = np.zeros((n, k), dtype=np.uint32)
     scores = np.zeros((n, k), dtype=np.float16)
-    for start in range(0, n, 256):
-        stop = min(n, start + 256)
-        for r, hits in enumerate(query(vectors[start:stop], k + 1)):
-            row = start + r
-            found = [row_of[h] for h in hits if h in row_of and row_of[h] != row][:k]
-            found += [row] * (k - len(found))  # pad (only in degenerate tiny indexes)
-            ids[row] = found
-            scores[row] = vectors[found] @ vectors[row]
-        if progress:
-            progress(stop - start)
+    starts = iter(range(0, n, batch))
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        pending = deque(pool.submit(query, vectors[s : s + batch], k + 1) for s in itertools.islice(starts, 2 * max(1, workers)))
+        start = 0
+        while pending:
+            hits_of_rows = pending.popleft().result()
+            pending.extend(pool.submit(query, vectors[s : s + batch], k + 1) for s in itertools.islice(starts, 1))
+            for row, hits in enumerate(hits_of_rows, start=start):
+                found = [row_of[h] for h in hits if h in row_of and row_of[h] != row][:k]
+                found += [row] * (k - len(found))  # pad (only in degenerate tiny indexes)
+                ids[row] = found
+                scores[row] = vectors[found] @ vectors[row]
+            stop = min(n, start + batch)
+            if progress:
+                progress(stop - start)
+            start = stop
     return ids, scores
 
 

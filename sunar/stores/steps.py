@@ -121,9 +121,10 @@ def store_documents(store: ChromaStore, docs: list[Document], model: Embedder, g
 
 
 def chroma_knn(store: ChromaStore, vectors: np.ndarray, ids: Sequence[str], k: int, progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The neighbour graph through Chroma's HNSW index (approximate; for corpora above EXACT_LIMIT)."""
+    """The neighbour graph through Chroma's HNSW index (approximate; for corpora above EXACT_LIMIT),
+    queried from a thread per core."""
 
     def query(rows: np.ndarray, n: int) -> list[list[str]]:
         return store.collection.query(query_embeddings=rows, n_results=n, include=[])["ids"]
 
-    return approximate_knn(query, vectors, ids, k, progress)
+    return approximate_knn(query, vectors, ids, k, progress, workers=len(os.sched_getaffinity(0)))

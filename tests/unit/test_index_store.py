@@ -19,7 +19,7 @@ from conftest import free_port
 from sunar.errors import IndexNotReady, ModelUnavailable, SunarError
 from sunar.models import gguf
 from sunar.models.embedder import EMBEDDER_DIRS, spec_for
-from sunar.stores.bm25 import BM25Index
+from sunar.stores.bm25 import BM25Index, top_rows
 from sunar.stores.build import _build_lock
 from sunar.stores.corpus import Document
 from sunar.stores.index import BUILD, FORMAT_VERSION, MANIFEST, Index, build_index
@@ -83,6 +83,41 @@ def test_bm25_rows_map_to_any_ids_and_a_mismatched_order_is_refused(tmp_path):
         BM25Index.load(tmp_path / "bm25", ["a", "b", "c", "d"])  # e.g. ids split at whitespace
     with pytest.raises(IndexNotReady, match="missing or damaged"):
         BM25Index.load(tmp_path / "nothing", ["a"])
+
+
+def bm25s_ranking(index, query, k):
+    """(score, row) of bm25s's own retrieve, best first (its order of equal scores is its partition's)."""
+    terms = [t for t in query.split() if t in index.retriever.vocab_dict]
+    if not terms:
+        return []
+    rows, scores = index.retriever.retrieve([terms], k=k, show_progress=False)
+    return [(float(s), int(r)) for r, s in zip(rows[0], scores[0], strict=True) if s > 0]
+
+
+def test_bm25_search_scores_as_bm25s_does_with_ties_in_corpus_order(tmp_path):
+    words = ["river", "stone", "bridge", "mill", "tower", "field", "market", "harbour"]
+    rng = np.random.default_rng(0)
+    docs = [Document(f"d{i}", "", " ".join(rng.choice(words, int(rng.integers(3, 9))))) for i in range(300)]
+    BM25Index.build(docs).save(tmp_path / "bm25")
+    index = BM25Index.load(tmp_path / "bm25", [d.id for d in docs])
+    row = {d.id: i for i, d in enumerate(docs)}
+    for query in ("river", "stone bridge", "mill mill tower", "harbour the field", "unknown"):
+        got, want = index.search(query, 40), bm25s_ranking(index, query, 40)
+        assert [s for _, s in got] == [s for s, _ in want]  # bm25s's scores, to the bit
+        pairs = zip(got, got[1:], strict=False)
+        assert all(a[1] > b[1] or (a[1] == b[1] and row[a[0]] < row[b[0]]) for a, b in pairs)  # ties in corpus order
+        boundary = got[-1][1] if got else None  # which of the documents tied there make the cut may differ
+        assert {d for d, s in got if s != boundary} == {docs[r].id for s, r in want if s != boundary}
+    assert len(index.search("river", 1000)) == sum("river" in d.text.split() for d in docs)  # every match, no more
+    assert index.search("river", 0) == [] and index.search("", 5) == []
+
+
+def test_top_rows_takes_the_largest_positive_scores_ties_in_row_order():
+    scores = np.array([0.0, 2.0, 1.0, 2.0, 0.0, 3.0, 1.0, -1.0], dtype=np.float32)
+    assert top_rows(scores, 3).tolist() == [5, 1, 3]
+    assert top_rows(scores, 4).tolist() == [5, 1, 3, 2]  # of the tied 1.0s, the first row
+    assert top_rows(scores, 10).tolist() == [5, 1, 3, 2, 6]  # zero and negative scores never rank
+    assert top_rows(np.zeros(5, dtype=np.float32), 3).tolist() == []
 
 
 def test_a_corpus_id_that_is_not_valid_unicode_is_a_clear_error(tmp_path):

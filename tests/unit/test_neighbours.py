@@ -90,3 +90,17 @@ def test_top_k_with_many_equal_values_still_gives_k_of_the_largest():
     sims[:, 7] = 1.0
     got = top_k(sims, 5)
     assert got.shape == (4, 5) and (got == 7).sum(axis=1).tolist() == [1] * 4 and len(set(got[0])) == 5
+
+
+def test_approximate_knn_with_batches_queried_in_parallel_gives_the_same_graph_in_order():
+    v = unit_vectors(40)
+    doc_ids = [f"d{i}" for i in range(40)]
+    truth = brute_force(v, 5)
+
+    def query(rows, n):
+        sims = rows @ v.T
+        return [[doc_ids[j] for j in np.argsort(-s)[:n]] for s in sims]
+
+    seen = []
+    ids, _ = approximate_knn(query, v, doc_ids, 5, seen.append, workers=3, batch=7)
+    assert (ids == truth).all() and seen == [7] * 5 + [5]
