@@ -4,6 +4,7 @@ instead of finishing the step for nobody (:func:`sunar.cancel.stop_when_cancelle
 the served ``sunar`` on the scripted models of tests/fakes.py, MER's reply written slowly."""
 
 import asyncio
+import contextlib
 import threading
 import time
 
@@ -60,10 +61,8 @@ def test_a_cancelled_async_run_stops_its_model_in_the_middle_of_a_generation():
         await asyncio.sleep(0.3)
         task.cancel()  # what the LangGraph server does on POST /threads/{t}/runs/{r}/cancel
         cancelled_at = time.monotonic()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
         return cancelled_at
 
     cancelled_at = asyncio.run(run_and_cancel())  # returns once the loop's worker threads have ended
