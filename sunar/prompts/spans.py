@@ -24,8 +24,10 @@ _DATE = re.compile(
     rf"\b(?:\d{{1,2}} {_MONTH},? \d{{3,4}}|{_MONTH} \d{{1,2}},? \d{{3,4}}|{_MONTH} \d{{3,4}}|\d{{3,4}}(?:\s?(?:BC|BCE|AD|CE)\b)?)"
 )
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
+#: Every capital letter of the Latin, Greek and Cyrillic scripts (re has no \p{Lu}): "Žalica", "Łódź", "Ōsaka".
+_CAPITALS = "".join(c for c in map(chr, range(0x41, 0x530)) if c.isupper())
 #: A capitalised word; a full stop stays with an initial ("H.") or an abbreviation ("Jr.", "St.").
-_WORD = r"[A-ZÀ-ÖØ-Þ][\w'’\-]*(?:\.[\w'’\-]+)*(?:(?<=\b[A-Z])\.|(?<=Jr|Sr|St|Dr|Mr)\.)?"
+_WORD = rf"[{_CAPITALS}][\w'’\-]*(?:\.[\w'’\-]+)*(?:(?<=\b[A-Z])\.|(?<=Jr|Sr|St|Dr|Mr)\.)?"
 _PARTICLE = r"(?:of|the|de|del|della|di|da|do|dos|du|des|la|le|von|van|der|den|y|al|el|bin|ibn|and|upon|on|in|am|zu)"
 _NAME = re.compile(rf"{_WORD}(?:(?:\s+{_PARTICLE})*\s+{_WORD})*")
 _SPACE = re.compile(r"\s+")

@@ -179,6 +179,8 @@ def test_spans_of_the_evidence():
         assert span in found, span
     assert "It" not in found and "He" not in found
     assert grounded_schema([])["properties"]["answer"]["enum"] == ["unknown"]
+    # names whose capitals lie beyond Latin-1 are spans whole
+    assert spans([{"title": "Days and Hours", "text": "It was directed by Pjer Žalica, who studied in Łódź."}])[-2:] == ["Pjer Žalica", "Łódź"]
 
 
 def test_the_stream_shows_candidates_and_chains():

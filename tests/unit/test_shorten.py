@@ -26,8 +26,10 @@ RANKINGS = {"Who directed Ronnie Rocket?": [("rr", 3.0)], "Where was David Lynch
         ("Chen Zheng and Chen Yuanguang", ["Chen Zheng", "Chen Yuanguang"]),
         ("St. Louis, Missouri", ["St. Louis", "Missouri"]),
         ("3 May 1994 in Paris", ["Paris", "3 May 1994"]),
+        ("Łódź, Poland", ["Łódź", "Poland"]),  # capitals beyond Latin-1 begin names too
         # nothing shorter: one name, a date or a number is never cut into pieces, lower-case words have no spans
         ("Boris Yeltsin", []),
+        ("Jasna Žalica", []),  # one name, not "Jasna" and a lower-case word
         ("April 22, 1875", []),
         ("25,000", []),
         ("heart attack", []),
