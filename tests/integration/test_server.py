@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_openai_api import assert_loopback_only
+from test_openai_api import assert_loopback_only, resident_mb
 
 from conftest import free_port, wait_until_up
 
@@ -213,6 +213,45 @@ def test_two_questions_at_once_get_independent_answers(client, config):
     out_b = client.runs.join(b, run_b["run_id"])
     assert out_a["answer"] == "Missoula, Montana" and out_b["answer"] == "Francis Ford Coppola"
     assert {e["title"] for e in out_b["evidence"]} & {"Lost in Translation (film)", "Sofia Coppola", "Francis Ford Coppola"}
+
+
+def group_mb(pgid: int) -> float:
+    """The resident memory of every process in a process group (the server and its workers), in MB."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) == pgid:
+                total += resident_mb(int(stat.parent.name))
+    return total
+
+
+@pytest.mark.slow
+def test_many_runs_at_once_all_complete_and_memory_stays_flat(studio, client, config, capsys):
+    """A bounded load test of the LangGraph API with the scripted oracle as the LLM (the server is
+    measured, not a model): three waves of 8 runs at once on threads of their own (two graphs);
+    every run ends with the answer, and the server's memory after the third wave is within 10% of
+    the second's. The spread of the times (how fairly the runs share the server) is printed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    proc, _ = studio
+
+    def run(i: int) -> tuple[str, float]:
+        started = time.perf_counter()
+        thread = client.threads.create()["thread_id"]
+        out = client.runs.wait(thread, "sunar" if i % 4 == 0 else "self_ask", input={"question": Q1}, config=config)
+        return out["answer"], time.perf_counter() - started
+
+    waves, memory = [], []
+    for _ in range(3):
+        with ThreadPoolExecutor(8) as pool:
+            waves.append(list(pool.map(run, range(8))))
+        memory.append(group_mb(proc.pid))
+    assert all(answer == "Missoula, Montana" for wave in waves for answer, _ in wave), waves
+    assert memory[2] <= memory[1] * 1.10, memory
+    seconds = sorted(s for _, s in waves[-1])
+    with capsys.disabled():
+        print(f"\n[load] LangGraph API, 8 runs at once: answer in {seconds[0]:.1f} / {seconds[len(seconds) // 2]:.1f} / {seconds[-1]:.1f} s "
+              f"(min / median / max); server memory after each wave {' / '.join(f'{m:.0f}' for m in memory)} MB")
 
 
 @pytest.mark.slow
