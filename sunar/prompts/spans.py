@@ -102,13 +102,14 @@ _TITLES = re.compile(
 )
 
 
-def _breaks_a_date_or_number(answer: str, part: str) -> bool:
-    """Whether ``part`` is only ever a piece of one of the answer's dates or numbers, or cuts one
-    ("April" or "1875" of "April 22, 1875"; "000" of "25,000")."""
-    atoms = [m.span() for m in [*_DATE.finditer(answer), *_NUMBER.finditer(answer)]]
-    starts = [m.start() for m in re.finditer(re.escape(part), answer)]
+def _breaks_a_date_or_number(answer: str, atoms: Sequence[tuple[int, int]], part: str) -> bool:
+    """Whether ``part`` is only ever a piece of one of the answer's dates or numbers (``atoms``,
+    their spans in ``answer``), or cuts one ("April" or "1875" of "April 22, 1875"; "000" of "25,000")."""
+
     def broken(a: int, b: int) -> bool:
         return any((s <= a < e or s < b <= e) and (a, b) != (s, e) and not (a <= s and e <= b) for s, e in atoms)
+
+    starts = [m.start() for m in re.finditer(re.escape(part), answer)]
     return bool(starts) and all(broken(a, a + len(part)) for a in starts)
 
 
@@ -126,4 +127,5 @@ def parts(answer: str) -> list[str]:
         found.setdefault(_tidy(m.group(0)), None)
     for piece in answer.split(","):
         found.setdefault(_tidy(piece), None)
-    return [p for p in found if p and p != whole and p.casefold() in whole.casefold() and not _breaks_a_date_or_number(whole, p)]
+    atoms = [m.span() for m in [*_DATE.finditer(whole), *_NUMBER.finditer(whole)]]
+    return [p for p in found if p and p != whole and p.casefold() in whole.casefold() and not _breaks_a_date_or_number(whole, atoms, p)]
