@@ -15,7 +15,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from sunar.models.openai_compat import DEFAULT_OPENAI_URL
-from sunar.settings import Settings
+from sunar.models.specs import check_specs
+from sunar.settings import INJECTED_LLM, Settings
 
 #: Smaller settings for the embedded CPU model (a 1.5B model at ~12 tokens/s): fewer samples and a
 #: smaller budget keep a question to minutes instead of an hour. The ``paper`` profile is the
@@ -244,6 +245,11 @@ class Configuration(Settings):
         "before is read from it. Empty: no cache. 'sunar eval' keeps one per output directory. Served graphs: "
         "SUNAR_LLM_CACHE in the server's environment.",
     )
+
+    def check(self) -> None:
+        """The model choices by their form and the calibration file (:func:`sunar.models.specs.check_specs`),
+        so a typo is one line before anything is loaded; an injected LLM's name is its own."""
+        check_specs(self.values(), injected=INJECTED_LLM.get())
 
     def reply_schema(self, schema: dict[str, Any]) -> dict[str, Any] | None:
         """A reply's JSON schema, as the LLM is asked to decode under it (None: decode freely)."""

@@ -60,7 +60,6 @@ from starlette.routing import Route
 
 from sunar.configuration import Configuration
 from sunar.graph import GRAPH_NAMES
-from sunar.models.specs import check_specs
 from sunar.openai_request import MAX_BODY, THREAD_HEADER, BadRequest, checked, error, read_body
 from sunar.openai_runs import collected, failure, reply_of, run_events, sources_of, stream
 from sunar.served import LOCAL_ORIGIN, STUDIO_ORIGINS, local_only, operator_settings, served
@@ -149,7 +148,7 @@ def create_app(checkpointer: Any = None) -> Starlette:
     """The endpoint's app; with a ``checkpointer`` (:func:`sunar.checkpoints.open_checkpointer`,
     open while the app serves), requests may name threads. The operator's settings (SUNAR_LLM,
     ...) are checked first: a typo is one :class:`SunarError` line before the server starts."""
-    check_specs(Configuration.resolve(operator_settings()).values())
+    Configuration.resolve(operator_settings())
     app = Starlette(
         lifespan=lifespan,
         routes=[Route("/v1/models", models, methods=["GET"]), Route("/v1/chat/completions", chat_completions, methods=["POST"])],

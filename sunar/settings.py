@@ -15,7 +15,9 @@ the values the caller gave:
   nodes its subclass; each takes its own fields from whatever the run was given.
 
 Whatever the entry point, a bad value is one :class:`~sunar.errors.ConfigurationError` line
-("configuration: rescoring must be one of paper, official (got 'both')"), and the profile is
+("configuration: rescoring must be one of paper, official (got 'both')"), the checks beyond each
+field's own (:meth:`Checked.check`: model names by their form, the calibration file) run as
+every instance is built, and the profile is
 applied the same way: the ``cpu`` profile's values (each class's ``cpu_profile``, its bases'
 included) for the fields the caller did not set, when the LLM is the embedded CPU model
 (``profile="auto"``).
@@ -27,6 +29,7 @@ with them (:mod:`sunar.served`): the context's own ``served_values`` say what th
 from __future__ import annotations
 
 import functools
+from contextvars import ContextVar
 from typing import Any, ClassVar, Self
 
 from langchain_core.runnables import RunnableConfig
@@ -37,6 +40,12 @@ from sunar.models.providers import resolve_llm
 
 #: Keys LangGraph itself puts beside the configuration in a run's ``configurable``/``context``.
 LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
+#: The name of the LLM a Python caller injected with ready resources while its run's configuration
+#: is resolved: that LLM was not built from a spec, so its name is not checked as one.
+INJECTED_LLM: ContextVar[str | None] = ContextVar("injected_llm", default=None)
+#: True while the values a past run recorded are resolved (:meth:`Settings.as_recorded`): its
+#: models and files need not exist here, so :meth:`Checked.check` is not run for them.
+RECORDED: ContextVar[bool] = ContextVar("recorded", default=False)
 
 
 def own_keys(data: Any) -> Any:
@@ -57,6 +66,12 @@ class Checked(BaseModel):
             super().__init__(**values)
         except ValidationError as exc:
             raise ConfigurationError(one_line(exc, type(self))) from None
+        if not RECORDED.get():
+            self.check()
+
+    def check(self) -> None:
+        """Checks beyond each field's own, run as every instance is built (so by every entry point):
+        a :class:`~sunar.errors.SunarError` line for what is wrong. None here."""
 
 
 class Settings(Checked):
@@ -106,7 +121,7 @@ class Settings(Checked):
         """The configuration for ``values`` (field -> value, strings allowed as from ``--set``);
         unknown fields and bad values are a :class:`ConfigurationError`."""
         try:
-            return _resolve(cls, _frozen(values or {}))
+            return _resolve(cls, _frozen(values or {}), INJECTED_LLM.get(), RECORDED.get())
         except TypeError:  # an unhashable value (a list, a dict): validation says what is wrong
             return cls(**(values or {}))
 
@@ -130,13 +145,21 @@ class Settings(Checked):
         injected = getattr(getattr(configurable.get("resources"), "llm", None), "name", None)
         if injected and "llm" not in values:
             values["llm"] = injected
-        return cls.resolve(values)
+        token = INJECTED_LLM.set(injected)
+        try:
+            return cls.resolve(values)
+        finally:
+            INJECTED_LLM.reset(token)
 
     @classmethod
     def as_recorded(cls, recorded: dict[str, Any]) -> dict[str, Any]:
         """Every field of a run that recorded these values (say, a calibration's runs): its known
         fields as given, a field it did not record (a newer switch) at its default."""
-        return cls.resolve(cls.known(recorded)).values()
+        token = RECORDED.set(True)
+        try:
+            return cls.resolve(cls.known(recorded)).values()
+        finally:
+            RECORDED.reset(token)
 
     def given(self) -> dict[str, Any]:
         """The fields set explicitly or by the profile (not left at the paper's default)."""
@@ -168,7 +191,7 @@ def _frozen(values: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
 
 
 @functools.lru_cache(maxsize=512)
-def _resolve(cls: type[Settings], items: tuple[tuple[str, str, Any], ...]) -> Settings:
+def _resolve(cls: type[Settings], items: tuple[tuple[str, str, Any], ...], injected: str | None, recorded: bool) -> Settings:
     return cls(**{k: v for k, _, v in items})
 
 

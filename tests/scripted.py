@@ -114,6 +114,8 @@ class ScriptedLLM(LLM):
         self.loglik_calls: list[tuple[str, str]] = []
         #: The JSON schema each generated reply was asked under (None: free text), call by call.
         self.schemas: list[dict | None] = []
+        #: The token cap of each reply, call by call (as ``schemas``).
+        self.caps: list[int] = []
 
     @property
     def calls(self) -> list[str]:
@@ -121,11 +123,13 @@ class ScriptedLLM(LLM):
 
     def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
         self.schemas.append(schema)
+        self.caps.append(max_tokens)
         msg = self.chat.invoke(list(messages), config, stop=list(stop or []) or None)
         return AIMessage(content=str(msg.content), usage_metadata=msg.usage_metadata)
 
     def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
         self.schemas += [schema] * m
+        self.caps += [max_tokens] * m
         result = self.chat.generate([list(messages)], n=m, stop=list(stop or []) or None)
         return [g.message for g in result.generations[0]]  # type: ignore[attr-defined]
 

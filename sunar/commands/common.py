@@ -23,7 +23,6 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
     """The run's configuration from the command line (--llm/--scorer/--nli/--profile/--index,
     then --set), checked and resolved once: every field, as the ``configurable`` section."""
     from sunar.baselines.configuration import AnyConfiguration as Configuration
-    from sunar.models.specs import check_specs
 
     values: dict[str, Any] = {"llm": args.llm, "scorer": args.scorer, "nli": args.nli}
     if args.profile:
@@ -37,8 +36,7 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
         if not sep or not key:
             raise SunarError(f"--set takes FIELD=VALUE with a field of: {', '.join(Configuration.model_fields)}")
         values[key.strip()] = raw
-    cfg = Configuration.resolve(values)
-    check_specs(cfg.values())  # a typo in a model's name is found before anything is loaded
+    cfg = Configuration.resolve(values)  # checked: a typo in a model's name is one line before anything is loaded
     if args.llm == "auto":
         log.info("llm: auto -> %s", cfg.llm)
     return cfg.values()

@@ -32,7 +32,6 @@ from sunar.errors import ModelUnavailable, SunarError
 from sunar.evals.data import Question, read_questions
 from sunar.evals.predictions import end_cleanly, error_record, latest, prediction, read_predictions, unpack
 from sunar.files import pid_lock, write_json
-from sunar.models.specs import check_specs
 from sunar.paths import sunar_home
 from sunar.stores.corpus import fingerprint, read_corpus
 
@@ -113,7 +112,6 @@ def run_config(settings: EvalSettings, out: Path, variant: str = "") -> dict[str
         if not own:
             raise
         raise type(exc)(f"variant {variant!r}: {exc}") from None
-    check_specs(configurable)
     return configurable
 
 

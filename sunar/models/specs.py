@@ -32,11 +32,13 @@ def check_llm(spec: str, field: str = "llm") -> None:
         raise ConfigurationError(f"unknown embedded model '{name}' in {field}; choose one of: {', '.join(gguf.EMBEDDED_MODELS)}")
 
 
-def check_specs(values: Mapping[str, Any]) -> None:
+def check_specs(values: Mapping[str, Any], injected: str | None = None) -> None:
     """A :class:`ConfigurationError` for the first model choice in ``values`` (a configuration's
     fields) that names nothing the product can build, or a :class:`SunarError` when the
-    calibration file is missing or fitted for another LLM."""
-    check_llm(str(values.get("llm", "auto")))
+    calibration file is missing or is none. An ``llm`` that is the ``injected`` LLM's name (a
+    ready model a Python caller passed in) is not a spec and is not checked."""
+    if values.get("llm", "auto") != injected:
+        check_llm(str(values.get("llm", "auto")))
     if values.get("likelihood_llm"):
         check_llm(str(values["likelihood_llm"]), "likelihood_llm")
     scorer = str(values.get("scorer", "auto"))

@@ -19,7 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from sunar.configuration import Configuration
 from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
-from sunar.prompts.answer import SCHEMA, SHORT_TOKENS, answer_messages, read_answer
+from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
 from sunar.prompts.spans import grounded_schema
 from sunar.resources import resources
 from sunar.signals import known
@@ -57,9 +57,8 @@ def make_answer_hop(sampling: bool = True) -> Any:
         scored = {**(prior.get("scored") or {}), **(state.get("scored") or {})}
         found = evidence_of(res.index.documents(top(scored, cfg.evidence)), scored)
         messages = answer_messages(state["sub_question"], found)
-        schema = cfg.reply_schema(grounded_schema(found) if cfg.grounded_answers else SCHEMA)
-        tokens = min(cfg.max_tokens, SHORT_TOKENS)
-        reply = res.llm.generate(messages, temperature=0.0, max_tokens=tokens, config=config, schema=schema)
+        call = short_call(cfg, grounded_schema(found) if cfg.grounded_answers else SCHEMA)
+        reply = res.llm.generate(messages, temperature=0.0, config=config, **call)
         notes = []
         if stop_reason(state, cfg) == "stalled":
             notes.append(
@@ -69,7 +68,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
         hop = Hop(question=state["sub_question"], answer=read_answer(str(reply.content)), evidence=found, batches=[*(prior.get("batches") or []), *(state.get("batches") or [])])
         update: dict[str, Any] = {}
         if sampling and cfg.hop_samples:
-            replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, max_tokens=tokens, schema=schema)
+            replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)
             answers = [hop["answer"], *(read_answer(str(r.content)) for r in replies)]
             hop["samples"] = answers
             hop["candidates"] = candidates_of(answers, semantic_sets(state["sub_question"], answers, res.nli))

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import SCHEMA, SHORT_TOKENS, answer_messages, read_answer
+from sunar.prompts.answer import answer_messages, read_answer, short_call
 from sunar.resources import resources
 from sunar.usage import node
 
@@ -24,8 +24,7 @@ def conclude(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     reply = resources(config).llm.generate(
         answer_messages(question, state.get("evidence") or []),
         temperature=0.0,
-        max_tokens=min(cfg.max_tokens, SHORT_TOKENS),
         config=config,
-        schema=cfg.reply_schema(SCHEMA),
+        **short_call(cfg),
     )
     return {"answer": read_answer(str(reply.content))}

@@ -19,7 +19,7 @@ from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
 from sunar.models.nli import semantic_sets
-from sunar.prompts.answer import SCHEMA, SHORT_TOKENS, answer_messages, read_answer
+from sunar.prompts.answer import answer_messages, read_answer, short_call
 from sunar.resources import resources
 from sunar.signals import known, signals
 from sunar.text import normalize_answer
@@ -52,7 +52,7 @@ def make_confidence(graph: str, schema: type[Configuration] = Configuration) -> 
         res = resources(config)
         m = max(1, cfg.confidence_samples or cfg.samples)
         messages = answer_messages(state["question"], state.get("evidence") or [])
-        replies = res.llm.sample(messages, m, temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, SHORT_TOKENS), schema=cfg.reply_schema(SCHEMA))
+        replies = res.llm.sample(messages, m, temperature=cfg.temperature, **short_call(cfg))
         samples = [read_answer(str(r.content)) for r in replies]
         sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
         same_set = set(next(s for s in sets if 0 in s)) - {0}

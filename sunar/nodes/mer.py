@@ -14,6 +14,7 @@ from sunar.configuration import Configuration
 from sunar.prompts import answer as short
 from sunar.prompts.answer import UNKNOWN
 from sunar.prompts.mer import (
+    RETRY_TOKENS,
     SCHEMA,
     final_only_message,
     grounded_schema,
@@ -44,7 +45,7 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     # the marker while the rationale has one): ask for it once.
     follow_up = final_only_message(state["question"])
     short_schema = short.SCHEMA if allowed is None else choice_schema(allowed)
-    again = str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, max_tokens=32, config=config, schema=cfg.reply_schema(short_schema)).content)
+    again = str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, config=config, **short.short_call(cfg, short_schema, RETRY_TOKENS)).content)
     retried = parse_final_only(again)
     answer = retried if retried != UNKNOWN else answer
     rationale = rationale if well_formed else rationale_of(reply)

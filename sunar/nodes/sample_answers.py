@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import SCHEMA, SHORT_TOKENS, answer_messages, read_answer
+from sunar.prompts.answer import answer_messages, read_answer, short_call
 from sunar.resources import resources
 from sunar.state import evidence_of
 from sunar.usage import node
@@ -23,8 +23,7 @@ def sample_answers(state: dict[str, Any], config: RunnableConfig) -> dict[str, A
         answer_messages(state["sub_question"], evidence_of(docs, {})),
         cfg.samples,
         temperature=cfg.temperature,
-        max_tokens=min(cfg.max_tokens, SHORT_TOKENS),
-        schema=cfg.reply_schema(SCHEMA),
+        **short_call(cfg),
     )
     batch["answers"] = [read_answer(str(r.content)) for r in replies]
     return {"batch": batch}

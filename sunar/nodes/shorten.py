@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import SHORT_TOKENS, read_answer
+from sunar.prompts.answer import read_answer, short_call
 from sunar.prompts.shorten import shorten_messages, shorten_schema
 from sunar.prompts.spans import parts
 from sunar.resources import resources
@@ -27,9 +27,8 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     reply = resources(config).llm.generate(
         shorten_messages(state["question"], answer),
         temperature=0.0,
-        max_tokens=min(cfg.max_tokens, SHORT_TOKENS),
         config=config,
-        schema=cfg.reply_schema(shorten_schema(answer, shorter)),
+        **short_call(cfg, shorten_schema(answer, shorter)),
     )
     short = read_answer(str(reply.content))
     chosen = next((p for p in shorter if p.casefold() == short.casefold()), None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
@@ -82,6 +83,13 @@ def said(text: str) -> str:
     not the object (read as free text)."""
     found = read_object(text, SCHEMA)
     return found["answer"] if found else str(text)
+
+
+def short_call(cfg: Any, schema: dict = SCHEMA, tokens: int = SHORT_TOKENS) -> dict[str, Any]:
+    """The arguments every short-answer call takes (``generate`` and ``sample``): at most ``tokens``
+    (fewer when the configuration's ``max_tokens`` is lower), decoded as ``schema`` where the
+    configured model takes one (``cfg.reply_schema``)."""
+    return {"max_tokens": min(cfg.max_tokens, tokens), "schema": cfg.reply_schema(schema)}
 
 
 def read_answer(text: str) -> str:

@@ -36,6 +36,8 @@ def grounded_schema(allowed: Sequence[str]) -> Schema:
 #: The last sentence is for the same fault with the question in view: for "Where was the director of
 #: film Ronnie Rocket born?" it answered "David Lynch" without it and "Missoula, Montana" with it (on
 #: the 98 dev fall-backs of sunar and sunar_no_asu, 26 -> 28 right, none lost).
+#: The follow-up's answer is one short span (at most SHORT_TOKENS: fewer keep the retry cheap).
+RETRY_TOKENS = 32
 FINAL_ONLY = (
     "Question: {question}\nNow reply with " + as_reply(answer="...").replace("{", "{{").replace("}", "}}") + " holding the short answer to this question only: "
     "a name, place, date or number. Give what the question asks for, not a person or thing it names on the way."

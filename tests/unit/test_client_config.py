@@ -241,15 +241,15 @@ def counting_factory(built: list[str], gate: dict[str, threading.Event] | None =
 def test_the_pool_keeps_the_last_few_configurations_and_their_llms(fake_models):
     built: list[str] = []
     pool = ResourcePool(llm_factory=counting_factory(built), size=2)
-    first = pool.get(cfg("embedded:a", "i1"))
-    assert pool.get(cfg("embedded:a", "i1")) is first  # kept
-    pool.get(cfg("embedded:b", "i2"))
-    pool.get(cfg("embedded:a", "i1"))  # used again: now the most recent
-    pool.get(cfg("embedded:c", "i3"))  # b's configuration is the least recently used: dropped
-    assert len(pool._built) == 2 and {spec for _, spec, _ in pool._llms} == {"embedded:a", "embedded:c"}
-    assert built == ["embedded:a", "embedded:b", "embedded:c"]
-    pool.get(cfg("embedded:b", "i2"))
-    assert built[-1] == "embedded:b" and {spec for _, spec, _ in pool._llms} == {"embedded:b", "embedded:c"}
+    first = pool.get(cfg("ollama:a", "i1"))
+    assert pool.get(cfg("ollama:a", "i1")) is first  # kept
+    pool.get(cfg("ollama:b", "i2"))
+    pool.get(cfg("ollama:a", "i1"))  # used again: now the most recent
+    pool.get(cfg("ollama:c", "i3"))  # b's configuration is the least recently used: dropped
+    assert len(pool._built) == 2 and {spec for _, spec, _ in pool._llms} == {"ollama:a", "ollama:c"}
+    assert built == ["ollama:a", "ollama:b", "ollama:c"]
+    pool.get(cfg("ollama:b", "i2"))
+    assert built[-1] == "ollama:b" and {spec for _, spec, _ in pool._llms} == {"ollama:b", "ollama:c"}
 
 
 def test_an_openai_model_is_one_llm_per_server(fake_models, monkeypatch):
@@ -263,22 +263,22 @@ def test_an_openai_model_is_one_llm_per_server(fake_models, monkeypatch):
     for url in ("http://127.0.0.1:8080/v1", "http://127.0.0.1:9090/v1", "http://127.0.0.1:8080/v1"):
         pool.get(Configuration.resolve({"llm": "openai:qwen", "openai_base_url": url, "index_dir": "i1", "profile": "paper"}))
     for url in ("http://127.0.0.1:8080/v1", "http://127.0.0.1:9090/v1"):
-        pool.get(Configuration.resolve({"llm": "embedded:a", "openai_base_url": url, "index_dir": "i1", "profile": "paper"}))
-    assert made == [("openai:qwen", "http://127.0.0.1:8080/v1"), ("openai:qwen", "http://127.0.0.1:9090/v1"), ("embedded:a", "http://127.0.0.1:8080/v1")]
+        pool.get(Configuration.resolve({"llm": "embedded:qwen2.5-0.5b", "openai_base_url": url, "index_dir": "i1", "profile": "paper"}))
+    assert made == [("openai:qwen", "http://127.0.0.1:8080/v1"), ("openai:qwen", "http://127.0.0.1:9090/v1"), ("embedded:qwen2.5-0.5b", "http://127.0.0.1:8080/v1")]
 
 
 def test_a_slow_load_blocks_no_other_configuration(fake_models):
     built: list[str] = []
     release, entered = threading.Event(), threading.Event()
-    pool = ResourcePool(llm_factory=counting_factory(built, {"embedded:slow": release}, entered))
-    ready = pool.get(cfg("embedded:fast", "i1"))
-    slow = [threading.Thread(target=pool.get, args=(cfg("embedded:slow", "i9"),)) for _ in range(2)]
+    pool = ResourcePool(llm_factory=counting_factory(built, {"ollama:slow": release}, entered))
+    ready = pool.get(cfg("ollama:fast", "i1"))
+    slow = [threading.Thread(target=pool.get, args=(cfg("ollama:slow", "i9"),)) for _ in range(2)]
     for t in slow:
         t.start()
     try:
         assert entered.wait(10)
         done: list = []
-        other = threading.Thread(target=lambda: done.extend([pool.get(cfg("embedded:fast", "i1")), pool.get(cfg("embedded:new", "i2"))]))
+        other = threading.Thread(target=lambda: done.extend([pool.get(cfg("ollama:fast", "i1")), pool.get(cfg("ollama:new", "i2"))]))
         other.start()
         other.join(5)
         assert done and done[0] is ready  # a built configuration, and a new one, while the slow one loads
@@ -286,7 +286,7 @@ def test_a_slow_load_blocks_no_other_configuration(fake_models):
         release.set()
         for t in slow:
             t.join(10)
-    assert built.count("embedded:slow") == 1  # two runs of one configuration load it once
+    assert built.count("ollama:slow") == 1  # two runs of one configuration load it once
 
 
 def test_every_served_graph_publishes_its_input_and_output_schemas():

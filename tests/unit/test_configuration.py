@@ -15,7 +15,7 @@ from sunar.baselines.configuration import AnyConfiguration
 from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
 from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
 from sunar.configuration import CPU_PROFILE, Configuration
-from sunar.errors import ConfigurationError
+from sunar.errors import ConfigurationError, SunarError
 from sunar.graph import GRAPH_NAMES, build_graph
 
 EMBEDDED = "embedded:qwen2.5-1.5b"
@@ -104,6 +104,33 @@ def test_a_graph_run_with_a_bad_value_from_an_api_caller_stops_with_the_one_clea
     with pytest.raises(ConfigurationError, match=r"^configuration: budget must be from 1 to 10000 \(got -3\)") as error:
         graph.invoke(question, {"configurable": {"resources": make_resources(), "budget": -3}})
     assert "'ask'" in "".join(getattr(error.value, "__notes__", [])) and "\n" not in str(error.value)  # the first node
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"llm": "olama:llama3.1"}, r"^unknown llm 'olama:llama3.1'; use auto, ollama:<model> or embedded:<name>"),
+    ({"llm": "embedded:qwen9"}, r"^unknown embedded model 'qwen9' in llm; choose one of: qwen2.5-1.5b"),
+    ({"nli": "roberta"}, r"^unknown nli 'roberta'; use auto, llm or hf:"),
+    ({"scorer": "bm25"}, r"^unknown scorer 'bm25'"),
+    ({"calibration": "/nowhere/cal.json"}, r"^calibration file not found: /nowhere/cal.json; fit one with: sunar calibrate"),
+])
+def test_model_names_and_the_calibration_file_are_checked_wherever_a_configuration_is_made(values, message):
+    """The CLI and the eval (resolve), a Python caller's context object, and Studio's context (a
+    dict LangGraph validates) all go through the one check, before any model is loaded."""
+    for make in (Configuration.resolve, lambda v: Configuration(**v)):
+        with pytest.raises(SunarError, match=message):
+            make(values)
+    with pytest.raises(SunarError, match=message):
+        build_graph("sunar").invoke({"question": "Where was the director of film Ronnie Rocket born?"}, context=values)
+
+
+def test_an_injected_model_and_a_past_runs_recorded_models_are_not_checked_as_specs():
+    res = make_resources()  # its LLM is named scripted:..., which no spec builds
+    out = build_graph("sunar").invoke({"question": "Where was the director of film Ronnie Rocket born?"}, {"configurable": {"resources": res}})
+    assert out["answer"]
+    with pytest.raises(ConfigurationError, match="unknown llm 'scripted:x'"):
+        Configuration.resolve({"llm": "scripted:x"})  # the same name, not injected, is refused
+    recorded = Configuration.as_recorded({"llm": "scripted:x", "calibration": "/gone/cal.json", "samples": 2})
+    assert recorded["llm"] == "scripted:x" and recorded["samples"] == 2
 
 
 # --- each graph's own settings ----------------------------------------------------------------

@@ -148,6 +148,17 @@ def test_every_reply_is_asked_under_its_formats_schema_and_read_without_fall_bac
     assert kinds == {json.dumps(s, sort_keys=True) for s in (self_ask.SCHEMA, answer.SCHEMA, *([mer.SCHEMA] if VARIANTS[variant].mer else []))}
 
 
+@pytest.mark.parametrize(("max_tokens", "short_cap"), [(128, answer.SHORT_TOKENS), (20, 20)])
+def test_every_short_answer_keeps_its_token_cap_and_only_mer_takes_more(max_tokens, short_cap):
+    _, res = run(json_llm(), max_tokens=max_tokens, confidence_samples=2)
+    llm = res.llm.inner
+    caps = {json.dumps(s, sort_keys=True): set() for s in llm.schemas}
+    for schema, cap in zip(llm.schemas, llm.caps, strict=True):
+        caps[json.dumps(schema, sort_keys=True)].add(cap)
+    assert caps[json.dumps(answer.SCHEMA, sort_keys=True)] == {short_cap}
+    assert caps[json.dumps(mer.SCHEMA, sort_keys=True)] == {max_tokens}
+
+
 def test_structured_output_off_asks_without_schemas_and_reads_the_same():
     out, res = run(json_llm(), structured_output=False)
     assert set(res.llm.inner.schemas) == {None}

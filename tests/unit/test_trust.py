@@ -35,8 +35,8 @@ def test_a_calibration_applies_only_to_the_graph_model_settings_and_corpus_it_wa
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(SunarError, match="is not a calibration file"):
         trust.candidates(str(tmp_path / "broken.json"))
-    path = str(calibration_file(tmp_path))
-    values = Configuration.resolve({"llm": "scripted:scripted", "samples": 2}).values()
+    path = str(calibration_file(tmp_path, llm="ollama:tiny"))
+    values = Configuration.resolve({"llm": "ollama:tiny", "samples": 2}).values()
     chosen, why = trust.choose(path, "sunar", values, "fp", Configuration.as_recorded)
     assert chosen["path"] == path and why == ""
     # what a user reads instead, one reason each, with what to do
@@ -44,14 +44,14 @@ def test_a_calibration_applies_only_to_the_graph_model_settings_and_corpus_it_wa
     assert "was fitted on another corpus (c.jsonl)" in trust.choose(path, "sunar", values, "other", Configuration.as_recorded)[1]
     assert "another corpus" in trust.choose(path, "sunar", values, None, Configuration.as_recorded)[1]  # an index that does not say which corpus
     other_model = Configuration.resolve({"llm": "ollama:llama3.1", "samples": 2}).values()
-    assert "was fitted for scripted:scripted, not ollama:llama3.1" in trust.choose(path, "sunar", other_model, "fp", Configuration.as_recorded)[1]
-    more = Configuration.resolve({"llm": "scripted:scripted", "samples": 5}).values()
+    assert "was fitted for ollama:tiny, not ollama:llama3.1" in trust.choose(path, "sunar", other_model, "fp", Configuration.as_recorded)[1]
+    more = Configuration.resolve({"llm": "ollama:tiny", "samples": 5}).values()
     assert "was fitted with other settings: samples=5 (fitted with 2)" in trust.choose(path, "sunar", more, "fp", Configuration.as_recorded)[1]
-    served = Configuration.resolve({"llm": "scripted:scripted", "samples": 2, "llm_cache": "x.sqlite", "min_trust": 0.5}).values()
+    served = Configuration.resolve({"llm": "ollama:tiny", "samples": 2, "llm_cache": "x.sqlite", "min_trust": 0.5}).values()
     assert trust.choose(path, "sunar", served, "fp", Configuration.as_recorded)[1] == ""  # where calls are cached and how trust is shown change no answer
     assert trust.choose("off", "sunar", values, "fp", Configuration.as_recorded) == (None, "calibration is off")
     shipped = trust.choose("auto", "sunar", values, "fp", Configuration.as_recorded)[1]
-    assert shipped.startswith("none is shipped for the sunar graph with scripted:scripted; fit one with: sunar calibrate")
+    assert shipped.startswith("none is shipped for the sunar graph with ollama:tiny; fit one with: sunar calibrate")
 
 
 def test_judge_gives_the_probability_and_names_what_pulls_it_down():

@@ -28,7 +28,7 @@ from sunar.baselines.gensco import prompts
 from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
 from sunar.baselines.gensco.prompts import ANSWER_SCHEMA, SCHEMA, parse_next, read_final
 from sunar.configuration import Configuration
-from sunar.prompts.answer import SHORT_TOKENS, UNKNOWN
+from sunar.prompts.answer import UNKNOWN, short_call
 from sunar.resources import resources
 from sunar.state import Batch, Evidence, Hop
 from sunar.stores.corpus import Document
@@ -52,8 +52,8 @@ def propose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         note = f"hop limit ({cfg.max_hops}) reached; answering from the {len(hops)} passage(s) selected"
         return {"sub_question": "", "halt": "hop_limit", "notes": [note]}
     reply = resources(config).llm.generate(
-        prompts.next_messages(question, steps_of(hops)), temperature=0.0, max_tokens=min(cfg.max_tokens, 64),
-        stop=["\nPassage"], config=config, schema=cfg.reply_schema(SCHEMA),
+        prompts.next_messages(question, steps_of(hops)), temperature=0.0, stop=["\nPassage"], config=config,
+        **short_call(cfg, SCHEMA, prompts.STEP_TOKENS),
     )
     kind, text = parse_next(str(reply.content))
     if kind == "sub_question":
@@ -157,12 +157,12 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     llm = resources(config).llm
     messages = prompts.answer_messages(state["question"], state.get("evidence") or [])
-    limit, schema = min(cfg.max_tokens, SHORT_TOKENS), cfg.reply_schema(ANSWER_SCHEMA)
-    reply = str(llm.generate(messages, temperature=0.0, max_tokens=limit, config=config, schema=schema).content)
+    call = short_call(cfg, ANSWER_SCHEMA)
+    reply = str(llm.generate(messages, temperature=0.0, config=config, **call).content)
     if found := read_final(reply):
         return {"answer": found}
     again = [*messages, AIMessage(reply), HumanMessage(prompts.ANSWER_AGAIN)]
-    retry = str(llm.generate(again, temperature=0.0, max_tokens=limit, config=config, schema=schema).content)
+    retry = str(llm.generate(again, temperature=0.0, config=config, **call).content)
     if found := read_final(retry):
         return {"answer": found, "notes": ["GenSco's final answer was empty; asked again for the short answer"]}
     return {"answer": UNKNOWN, "notes": ["GenSco's final answer was empty twice; the answer is unknown"]}

@@ -27,7 +27,8 @@ from sunar.prompts.structured import as_reply, object_schema, read_object
 #: enough (the paper's <FIN></FIN>), whose text is always this one.
 ASK, END = "sub-question", "enough"
 END_TEXT = "the passages answer the question"
-#: The sub-question and the JSON around it stay within propose's 64 tokens.
+#: Most tokens of a step: the sub-question and the JSON around it stay within them.
+STEP_TOKENS = 64
 SCHEMA = object_schema(step=(ASK, END), text=150)
 #: The final answer's format, as every short answer's.
 ANSWER_SCHEMA = answer.SCHEMA

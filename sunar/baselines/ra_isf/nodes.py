@@ -44,7 +44,7 @@ from sunar.baselines.ra_isf.frames import (
 )
 from sunar.baselines.ra_isf.prompts import ANSWER_SCHEMA, SCHEMA, parse_sub_questions, read_answer
 from sunar.configuration import Configuration
-from sunar.prompts.answer import SHORT_TOKENS, UNKNOWN
+from sunar.prompts.answer import UNKNOWN, short_call
 from sunar.resources import resources
 from sunar.state import Evidence, Hop, evidence_of
 from sunar.usage import node
@@ -159,7 +159,7 @@ def answer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             return {"frames": put(frames, frame, **settle(frame, UNKNOWN, "leaf")), "notes": [f"nothing to answer {question!r} from; answered unknown"]}
         messages = prompts.passage_answer_messages(question, used, guess=True)
     reply = resources(config).llm.generate(
-        messages, temperature=0.0, max_tokens=min(cfg.max_tokens, SHORT_TOKENS), config=config, schema=cfg.reply_schema(ANSWER_SCHEMA),
+        messages, temperature=0.0, config=config, **short_call(cfg, ANSWER_SCHEMA),
     )
     text = read_answer(str(reply.content))
     if usable(text, question):
@@ -209,8 +209,7 @@ def compose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if all(a == UNKNOWN for _, a in solved):
         return {"frames": put(frames, frame, **leaf), "notes": [f"every sub-question of {question!r} is unknown; answered as a leaf"]}
     reply = resources(config).llm.generate(
-        prompts.compose_messages(question, solved), temperature=0.0, max_tokens=min(cfg.max_tokens, SHORT_TOKENS), config=config,
-        schema=cfg.reply_schema(ANSWER_SCHEMA),
+        prompts.compose_messages(question, solved), temperature=0.0, config=config, **short_call(cfg, ANSWER_SCHEMA),
     )
     text = read_answer(str(reply.content))
     if not usable(text, question):
