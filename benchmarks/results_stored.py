@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -91,3 +92,42 @@ def nar_stop_table(path: Path) -> str:
                      f"{seconds / off:.2f}x", f"{sum(bool(i['stopped_early']) for i in items)}/{len(items)}",
                      fmt(mean(i["recall@1"] for i in items), 3), fmt(mean(i["recall@10"] for i in items), 3)])
     return table(["`nar_patience`", "sub-questions", "documents scored", "scorer s", "vs off", "stopped early", "R@1", "R@10"], rows)
+
+
+def scale_table(path: Path) -> str:
+    """The index's cost curve in brief, per size and setting (``bench_scale``'s ``results.json``; its
+    full tables, every stage and latency, are ``table.md`` beside it)."""
+    results = json.loads(path.read_text())
+
+    def stage(r: dict, key: str, memory: bool = True) -> str:
+        s = r["stages"].get(key)
+        return "-" if s is None else f"{s['seconds']:,.0f} s" + (f", {s['peak_mb']:,} MB" if memory else "")
+
+    rows = []
+    for key in sorted(results, key=lambda k: (results[k]["documents"], k)):
+        r = results[key]
+        other = next((k for k in r["stages"] if k.startswith("graph_")), None)
+        graphs = {r["graph_method"]: stage(r, "graph"), **({other[6:]: stage(r, other, False)} if other else {})}
+        hnsw = r["recall"].get("hnsw")
+        rows.append([f"{r['documents']:,}" + (", Chroma server" if "chroma_server" in r else ""), stage(r, "chroma"), stage(r, "bm25"),
+                     graphs.get("exact", "not used (n squared)"), graphs.get("hnsw", "-"),
+                     f"{hnsw['at_10']:.3f} / {hnsw['at_100']:.3f}" if hnsw else "-",
+                     f"{sum(v['seconds'] for k, v in r['stages'].items() if not k.startswith('graph_')) / 60:.1f} min",
+                     f"{r['read']['latency_ms']['first_stage']['median']:.1f} ms", f"{r['read']['peak_rss_mb']:,} MB"])
+    return table(["documents", "Chroma insert", "BM25", "exact graph", "HNSW graph", "HNSW recall @10 / @100 of exact", "whole build",
+                  "first stage per question (median)", "reader's peak memory"], rows)
+
+
+def first_token_table(path: Path, skip: int = 1) -> str:
+    """Seconds to the first step shown, the first token of the answer and the whole answer through
+    ``serve-openai`` (``bench_first_token``'s ``results.json``), median over the questions after the
+    first ``skip`` (which load the models)."""
+    asked = json.loads(path.read_text())["questions"][skip:]
+
+    def median(key: str) -> float:
+        return statistics.median(q[key] for q in asked)
+
+    after = statistics.median(q["answer"] - q["first_answer_token"] for q in asked)
+    label = f"median of questions {skip + 1}-{skip + len(asked)} (models loaded)"
+    return table(["", "first step shown", "first token of MER's answer", "whole answer", "answer after its first token"],
+                 [[label, f"{median('first_step'):.1f} s", f"{median('first_answer_token'):.1f} s", f"{median('answer'):.1f} s", f"{after:.1f} s"]])

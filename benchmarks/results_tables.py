@@ -31,7 +31,15 @@ from benchmarks.results_render import (
     time_table,
 )
 from benchmarks.results_runs import Records, of, paired, read_records, run_date, variants_of
-from benchmarks.results_stored import first_stage_table, judges_table, nar_stop_table, probe_table, rescoring_table
+from benchmarks.results_stored import (
+    first_stage_table,
+    first_token_table,
+    judges_table,
+    nar_stop_table,
+    probe_table,
+    rescoring_table,
+    scale_table,
+)
 from sunar.trust import FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,6 +103,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
+    scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
@@ -140,6 +149,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Cost
         (f"Where the recorded seconds go, dev 1-40: {where(BASE40)}", lambda: time_table(run(BASE40), ["sunar", "self_ask", *BASELINES[:2], *BASELINES[3:]])),
         (f"Wall seconds by node, `sunar`, dev 101-200 (every call computed in the run): {where(DEV200)}", lambda: node_table(run(DEV200), "sunar")),
+        # Scale and serving
+        (f"The index's cost curve: {scale[1]}", lambda: scale_table(scale[0])),
+        (f"Time to the answer through `serve-openai`, streamed, `sunar` on the embedded model, dev 1-5: {served[1]}", lambda: first_token_table(served[0])),
     ]
     return [(caption, make()) for caption, make in out]
 
