@@ -165,6 +165,13 @@ class Configuration(Settings):
         description="MER's answer is copied, under a grammar, from the hops' answers, 'yes'/'no', the names in the "
         "question or the spans of its evidence (or 'unknown'): a short answer, never a sentence.",
     )
+    final_not_bridge: bool = Field(
+        False,
+        description="When MER answers with a bridge entity (an earlier hop's answer that a later sub-question "
+        "names: a step on the way, not what the question asks for), it is asked once more with that step "
+        "pointed out; with grounded_final the bridges are no longer among the allowed spans. An answer that is "
+        "still a bridge, or unknown, keeps the first.",
+    )
     final_vote: bool = Field(
         False,
         description="The final answer is voted on: MER's answer (one vote) and each chain's answer (its "

@@ -1,13 +1,15 @@
 """MER, the Meta Evidence Reasoner: one LLM call with the original question, the whole reasoning
 path and the gathered evidence; the reply is a rationale, then the answer (one JSON object). With
 ``grounded_final``, the answer is decoded as one of the hops' answers, "yes", "no", a name in the
-question or a span of the evidence (:func:`sunar.prompts.spans.final_spans`)."""
+question or a span of the evidence (:func:`sunar.prompts.spans.final_spans`). With
+``final_not_bridge``, an answer that is a bridge entity of the path (:func:`sunar.prompts.mer.bridges`)
+is asked for once more, the step pointed out."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
@@ -16,15 +18,18 @@ from sunar.prompts.answer import UNKNOWN
 from sunar.prompts.mer import (
     RETRY_TOKENS,
     SCHEMA,
+    bridges,
     final_only_message,
     grounded_schema,
     mer_messages,
+    not_bridge_message,
     parse_final_only,
     parse_mer,
     rationale_of,
 )
 from sunar.prompts.spans import choice_schema, final_spans
 from sunar.resources import resources
+from sunar.text import normalize_answer
 from sunar.usage import node
 
 
@@ -39,14 +44,27 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     schema = grounded_schema(allowed) if allowed is not None else SCHEMA
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config, schema=cfg.reply_schema(schema)).content)
     rationale, answer, well_formed = parse_mer(reply)
-    if well_formed and answer != UNKNOWN:
-        return {"answer": answer, "rationale": rationale}
-    # No usable final answer (cut off by the token limit, the format forgotten, or nothing after
-    # the marker while the rationale has one): ask for it once.
-    follow_up = final_only_message(state["question"])
-    short_schema = short.SCHEMA if allowed is None else choice_schema(allowed)
-    again = str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, config=config, **short.short_call(cfg, short_schema, RETRY_TOKENS)).content)
-    retried = parse_final_only(again)
-    answer = retried if retried != UNKNOWN else answer
-    rationale = rationale if well_formed else rationale_of(reply)
-    return {"answer": answer, "rationale": rationale, "notes": ["MER gave no usable final answer; asked again for the short answer"]}
+    notes: list[str] = []
+
+    def ask_again(follow_up: HumanMessage, spans: list[str] | None) -> str:
+        short_schema = short.SCHEMA if spans is None else choice_schema(spans)
+        call = short.short_call(cfg, short_schema, RETRY_TOKENS)
+        return parse_final_only(str(llm.generate([*messages, AIMessage(reply), follow_up], temperature=0.0, config=config, **call).content))
+
+    if not well_formed or answer == UNKNOWN:
+        # No usable final answer (cut off by the token limit, the format forgotten, or nothing after
+        # the marker while the rationale has one): ask for it once.
+        retried = ask_again(final_only_message(state["question"]), allowed)
+        answer = retried if retried != UNKNOWN else answer
+        rationale = rationale if well_formed else rationale_of(reply)
+        notes.append("MER gave no usable final answer; asked again for the short answer")
+    steps = bridges(path) if cfg.final_not_bridge else {}
+    if (bridge := steps.get(normalize_answer(answer))) is not None:
+        spans = None if allowed is None else [s for s in allowed if normalize_answer(s) not in steps]
+        retried = ask_again(not_bridge_message(state["question"], *bridge), spans) if spans != [] else UNKNOWN
+        if retried != UNKNOWN and normalize_answer(retried) not in steps:
+            notes.append(f"MER answered with {answer!r}, the answer to the step {bridge[1]!r}; asked again, it answered {retried!r}")
+            answer = retried
+        else:
+            notes.append(f"MER answered with {answer!r}, the answer to the step {bridge[1]!r}; asked again, it kept to it ({retried!r})")
+    return {"answer": answer, "rationale": rationale, **({"notes": notes} if notes else {})}

@@ -7,6 +7,7 @@ from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.next_chain import choose, support
 from sunar.nodes.vote import tally
+from sunar.prompts.mer import bridges
 from sunar.prompts.spans import final_spans, grounded_schema, spans
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
@@ -34,8 +35,9 @@ def self_ask(prompt: str) -> str:
     return f"So the final answer is: {found[-1]}"
 
 
-def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", **config):
-    """The graph on the question; the director's answers are (greedy, sample 1, sample 2, ...)."""
+def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", retry=None, **config):
+    """The graph on the question; the director's answers are (greedy, sample 1, sample 2, ...);
+    ``retry``: MER's reply when it is asked again because it named a bridge entity."""
     places = {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}
 
     def answer(question, i):
@@ -57,6 +59,8 @@ def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Misso
             answer.greedy_done = False
 
     llm.sample = sample
+    script = llm.chat.script
+    llm.chat.script = lambda prompt, i: retry if retry is not None and "on the way to the answer" in prompt else script(prompt, i)
     res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "hop_samples": 2, "asu_batches": False, "calibration": "off", **config}
     return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
@@ -168,6 +172,35 @@ def test_a_grounded_final_answer_is_one_of_the_hops_answers_the_questions_names_
     out, llm = run()
     assert all("enum" not in s["properties"]["answer"] for s in llm.schemas if s and "rationale" in s.get("properties", {}))
     assert final_spans("Is A taller than B?", ["unknown", "x" * 200], []) == ["yes", "no", "B"]  # "Is" and "A" begin sentences
+
+
+def test_a_final_answer_that_is_a_bridge_entity_is_asked_for_again():
+    """MER names the director, the answer to the first step that the second names: asked once more."""
+    out, _ = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "Missoula"}')
+    assert out["answer"] == "David Lynch"  # off by default
+    out, llm = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "Missoula"}', final_not_bridge=True)
+    assert out["answer"] == "Missoula"
+    assert any("the answer to the step 'Who directed Ronnie Rocket?'" in n and "it answered 'Missoula'" in n for n in out["notes"])
+    out, llm = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "David Lynch"}', final_not_bridge=True)
+    assert out["answer"] == "David Lynch" and any("it kept to it" in n for n in out["notes"])
+    out, llm = run(director=("David Lynch",) * 3, mer_answer="Missoula", retry='{"answer": "x"}', final_not_bridge=True)
+    assert out["answer"] == "Missoula" and not any("on the way to the answer" in c for c in llm.calls)  # not a bridge: no call
+
+
+def test_a_grounded_final_answer_asked_again_may_not_be_a_bridge():
+    out, llm = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "Missoula"}', final_not_bridge=True, grounded_final=True)
+    retry = [s for s, c in zip(llm.schemas, llm.calls, strict=True) if "on the way to the answer" in c]
+    assert len(retry) == 1 and out["answer"] == "Missoula"
+    allowed = retry[0]["properties"]["answer"]["enum"]
+    assert "David Lynch" not in allowed and "Missoula" in allowed and allowed[-1] == "unknown"
+
+
+def test_the_bridges_of_a_path():
+    path = [("Who directed Ronnie Rocket?", "David Lynch"), ("Where was David Lynch born?", "Missoula"), ("What is Missoula's county?", "Missoula County")]
+    assert bridges(path) == {"david lynch": ("David Lynch", "Who directed Ronnie Rocket?"), "missoula": ("Missoula", "Where was David Lynch born?")}
+    assert bridges([("When was X born?", "1946"), ("Who is X's wife?", "Y")]) == {}  # an answer no later step names
+    assert bridges([("Who is X's wife?", "unknown"), ("Where was unknown born?", "Z")]) == {}
+    assert bridges([("Who directed it?", "Lynch")]) == {}  # the last hop's answer is no bridge
 
 
 def test_spans_of_the_evidence():
