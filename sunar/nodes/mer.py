@@ -18,6 +18,7 @@ from sunar.prompts.answer import UNKNOWN
 from sunar.prompts.mer import (
     RETRY_TOKENS,
     SCHEMA,
+    bridge_in,
     bridges,
     final_only_message,
     grounded_schema,
@@ -29,7 +30,6 @@ from sunar.prompts.mer import (
 )
 from sunar.prompts.spans import choice_schema, final_spans
 from sunar.resources import resources
-from sunar.text import normalize_answer
 from sunar.usage import node
 
 
@@ -59,10 +59,10 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         rationale = rationale if well_formed else rationale_of(reply)
         notes.append("MER gave no usable final answer; asked again for the short answer")
     steps = bridges(path) if cfg.final_not_bridge else {}
-    if (bridge := steps.get(normalize_answer(answer))) is not None:
-        spans = None if allowed is None else [s for s in allowed if normalize_answer(s) not in steps]
+    if (bridge := bridge_in(answer, steps)) is not None:
+        spans = None if allowed is None else [s for s in allowed if bridge_in(s, steps) is None]
         retried = ask_again(not_bridge_message(state["question"], *bridge), spans) if spans != [] else UNKNOWN
-        if retried != UNKNOWN and normalize_answer(retried) not in steps:
+        if retried != UNKNOWN and bridge_in(retried, steps) is None:
             notes.append(f"MER answered with {answer!r}, the answer to the step {bridge[1]!r}; asked again, it answered {retried!r}")
             answer = retried
         else:

@@ -99,16 +99,28 @@ def not_bridge_message(question: str, bridge: str, step: str) -> HumanMessage:
 _POSSESSIVE = re.compile(r"['’]s?\b")
 
 
+def _words(text: str) -> str:
+    return f" {normalize_answer(_POSSESSIVE.sub(' ', text))} "
+
+
 def bridges(path: Sequence[tuple[str, str]]) -> dict[str, tuple[str, str]]:
     """The reasoning path's bridge entities: each earlier hop's answer that a later sub-question
     names (possessive or not), by its normalised text -> (answer, the hop's sub-question)."""
     found: dict[str, tuple[str, str]] = {}
-    later = [f" {normalize_answer(_POSSESSIVE.sub(' ', q))} " for q, _ in path]
+    later = [_words(q) for q, _ in path]
     for i, (step, said) in enumerate(path[:-1]):
-        key = normalize_answer(said)
-        if key and said != UNKNOWN and any(f" {key} " in q for q in later[i + 1 :]):
-            found.setdefault(key, (said, step))
+        key = _words(said)
+        if key.strip() and said != UNKNOWN and any(key in q for q in later[i + 1 :]):
+            found.setdefault(key.strip(), (said, step))
     return found
+
+
+def bridge_in(answer: str, found: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """The bridge (answer, step) of ``found`` that ``answer`` is, possessive or not ("Jennifer
+    Parker's" is "Jennifer Parker"), or None. An answer that holds a bridge and more ("Missoula
+    County" for "Missoula") or a part of one ("Alabama" of "Montgomery, Alabama") may be what is
+    asked for."""
+    return found.get(_words(answer).strip())
 
 
 _FINAL = re.compile(r"\[final answer\]\s*:?|final answer\s*:", re.IGNORECASE)

@@ -7,7 +7,7 @@ from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.next_chain import choose, support
 from sunar.nodes.vote import tally
-from sunar.prompts.mer import bridges
+from sunar.prompts.mer import bridge_in, bridges
 from sunar.prompts.spans import final_spans, grounded_schema, spans
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
@@ -201,6 +201,11 @@ def test_the_bridges_of_a_path():
     assert bridges([("When was X born?", "1946"), ("Who is X's wife?", "Y")]) == {}  # an answer no later step names
     assert bridges([("Who is X's wife?", "unknown"), ("Where was unknown born?", "Z")]) == {}
     assert bridges([("Who directed it?", "Lynch")]) == {}  # the last hop's answer is no bridge
+    found = bridges(path)
+    assert bridge_in("David Lynch's", found) == ("David Lynch", "Who directed Ronnie Rocket?")
+    assert bridge_in("missoula", found)[0] == "Missoula" and bridge_in("the David Lynch", found)[0] == "David Lynch"
+    assert bridge_in("Missoula County", found) is None and bridge_in("Lynch", found) is None  # more or less than a bridge: may be the answer
+    assert bridge_in("Montana", found) is None and bridge_in("", found) is None
 
 
 def test_spans_of_the_evidence():
