@@ -15,9 +15,10 @@ from benchmarks.results_render import fmt, table
 from benchmarks.results_runs import mean
 
 
-def probe_table(path: Path) -> str:
-    """The shipped ``sunar`` calibration with its probe on the LLM's hidden state (``sunar calibrate
-    --probe``; the states need the model, so its check is stored: ``results.json``)."""
+def probe_table(path: Path, graph: str = "`sunar`", scored_on: str = "dev 101-200") -> str:
+    """A calibration with its probe on the LLM's hidden state (``sunar calibrate --probe``; the
+    states need the model, so its check is stored: ``results.json``), fitted on ``graph``'s
+    answers to dev 1-100 and scored on ``scored_on``."""
     data = json.loads(path.read_text())
     fitted, checked = data["fitted"], data["checked"]
     tried = fitted["probe_training"]["auroc_by_strength"]
@@ -25,13 +26,13 @@ def probe_table(path: Path) -> str:
     rows = [
         ["probe trained on (dev 1-100, every graph's distinct answers)", f"{fitted['probe_training']['answers']} answers to {fitted['probe_training']['questions']} questions"],
         ["probe alone, out of fold on those answers (best L2 strength)", fmt(max(tried.values()))],
-        ["signals + probe, cross-fitted on `sunar`'s dev 1-100 answers", f"{fitted['mapping']['kind']}; {fmt(fitted['auroc_held_out'])}"],
-        ["**scored on dev 101-200: AUROC [95% bootstrap]**", f"**{fmt(checked['auroc'])} [{fmt(low)}, {fmt(high)}]**"],
+        [f"signals + probe, cross-fitted on {graph}'s dev 1-100 answers", f"{fitted['mapping']['kind']}; {fmt(fitted['auroc_held_out'])}"],
+        [f"**scored on {scored_on}: AUROC [95% bootstrap]**", f"**{fmt(checked['auroc'])} [{fmt(low)}, {fmt(high)}]**"],
         ["ECE of the probability shown", fmt(checked["ece"])],
         ["accuracy of the most trusted 25 / 50%", f"{fmt(checked['accuracy_at']['0.25'])} / {fmt(checked['accuracy_at']['0.5'])}"],
         ["answered at the trust level for at most 30% wrong", "none (no level kept it on dev 1-100)" if not checked["answered"] else f"{checked['answered']}"],
     ]
-    return table(["`sunar` with the probe", ""], rows)
+    return table([f"{graph} with the probe", ""], rows)
 
 
 def rescoring_table(runs: Sequence[Path], variant: str = "sunar") -> str:

@@ -104,6 +104,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
+    probe_s = stored("calibration-probe-acts", "results.json")
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
@@ -144,8 +145,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The probability shown, fitted on dev 1-100 and scored on questions it never saw: {where(DEV100, DEV200)}",
          lambda: calibrated_table([("`sunar`: fitted on dev 1-100, scored on dev 101-200", of(run(DEV100), "sunar"), of(run(DEV200), "sunar"))])),
         (f"The shipped calibration with the probe on the hidden state: {probe[1]}", lambda: probe_table(probe[0])),
-        (f"The probability shown for uncertainty that acts, fitted on dev 1-41, scored on dev 101-217: {where(ACTS, CONFIRM)}",
-         lambda: calibrated_table([(f"`{v}`", of(run(ACTS), v), of(run(CONFIRM), v)) for v in (S, DEMOS)])),
+        (f"The probability shown for uncertainty that acts, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
+         lambda: calibrated_table([(f"`{v}`", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v)) for v in (S, DEMOS)])),
+        (f"S's signals with the probe, fitted on dev 1-100, scored on dev 101-217: {probe_s[1]}",
+         lambda: probe_table(probe_s[0], "S", "dev 101-217")),
         # Cost
         (f"Where the recorded seconds go, dev 1-40: {where(BASE40)}", lambda: time_table(run(BASE40), ["sunar", "self_ask", *BASELINES[:2], *BASELINES[3:]])),
         (f"Wall seconds by node, `sunar`, dev 101-200 (every call computed in the run): {where(DEV200)}", lambda: node_table(run(DEV200), "sunar")),
