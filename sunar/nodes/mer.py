@@ -61,10 +61,11 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     steps = bridges(path) if cfg.final_not_bridge else {}
     if (bridge := bridge_in(answer, steps)) is not None:
         spans = None if allowed is None else [s for s in allowed if bridge_in(s, steps) is None]
-        retried = ask_again(not_bridge_message(state["question"], *bridge), spans) if spans != [] else UNKNOWN
-        if retried != UNKNOWN and bridge_in(retried, steps) is None:
-            notes.append(f"MER answered with {answer!r}, the answer to the step {bridge[1]!r}; asked again, it answered {retried!r}")
+        said = f"MER answered with {answer!r}, the answer to the step {bridge[1]!r}"
+        # (grounded, ``spans`` always keeps "yes", "no" and the question's names, so it is never empty)
+        if (retried := ask_again(not_bridge_message(state["question"], *bridge), spans)) != UNKNOWN and bridge_in(retried, steps) is None:
+            notes.append(f"{said}; asked again, it answered {retried!r}")
             answer = retried
         else:
-            notes.append(f"MER answered with {answer!r}, the answer to the step {bridge[1]!r}; asked again, it kept to it ({retried!r})")
+            notes.append(f"{said}; asked again, it kept to it ({retried!r})")
     return {"answer": answer, "rationale": rationale, **({"notes": notes} if notes else {})}
