@@ -207,6 +207,17 @@ def exact_estimate(results: dict, result: dict) -> str:
     return f"exact: skipped, ~{seconds * (result['documents'] / n0) ** 2 / 3600:.0f} h by n^2 from {n0:,}"
 
 
+def other_graph(result: dict) -> str | None:
+    """The stage key of the neighbour graph timed by the method the build did not use
+    ("graph_hnsw", "graph_exact"), or None where it was skipped."""
+    return next((key for key in result["stages"] if key.startswith("graph_")), None)
+
+
+def build_seconds(result: dict) -> float:
+    """The whole build's seconds: its stages, without the other method's graph."""
+    return sum(v["seconds"] for k, v in result["stages"].items() if k in STAGES)
+
+
 def table(results: dict) -> str:
     """The markdown tables of all sizes in ``results``."""
     sizes = sorted(results, key=lambda key: (results[key]["documents"], key))
@@ -224,10 +235,10 @@ def table(results: dict) -> str:
     for key in STAGES:
         if key == "graph":
             out += row("neighbour graph (as built)", lambda r: f"{r['graph_method']}: " + stage("graph")(r))
-            out += row("neighbour graph, other method", lambda r: next((f"{m[6:]}: " + stage(m)(r) for m in r["stages"] if m.startswith("graph_")), exact_estimate(results, r)))
+            out += row("neighbour graph, other method", lambda r: f"{m[6:]}: " + stage(m)(r) if (m := other_graph(r)) else exact_estimate(results, r))
         else:
             out += row(names[key], stage(key))
-    out += row("whole build", lambda r: f"{sum(v['seconds'] for k, v in r['stages'].items() if k in STAGES):.1f} s")
+    out += row("whole build", lambda r: f"{build_seconds(r):.1f} s")
     out += row("HNSW recall@10 / @100 of exact", lambda r: "{at_10:.3f} / {at_100:.3f}".format(**r["recall"]["hnsw"]) if "hnsw" in r["recall"] else "-")
     out += "\n### Reading (a fresh process, as a server): median (p95) ms per question\n\n" + head
     out += row("open the index", lambda r: f"{r['read']['open_seconds']:.2f} s, {r['read']['open_rss_mb']} MB")

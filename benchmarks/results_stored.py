@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.bench_scale import build_seconds, other_graph
 from benchmarks.results_render import fmt, table
 from benchmarks.results_runs import mean
 
@@ -107,13 +108,13 @@ def scale_table(path: Path) -> str:
     rows = []
     for key in sorted(results, key=lambda k: (results[k]["documents"], k)):
         r = results[key]
-        other = next((k for k in r["stages"] if k.startswith("graph_")), None)
+        other = other_graph(r)
         graphs = {r["graph_method"]: stage(r, "graph"), **({other[6:]: stage(r, other, False)} if other else {})}
         hnsw = r["recall"].get("hnsw")
         rows.append([f"{r['documents']:,}" + (", Chroma server" if "chroma_server" in r else ""), stage(r, "chroma"), stage(r, "bm25"),
                      graphs.get("exact", "not used (n squared)"), graphs.get("hnsw", "-"),
                      f"{hnsw['at_10']:.3f} / {hnsw['at_100']:.3f}" if hnsw else "-",
-                     f"{sum(v['seconds'] for k, v in r['stages'].items() if not k.startswith('graph_')) / 60:.1f} min",
+                     f"{build_seconds(r) / 60:.1f} min",
                      f"{r['read']['latency_ms']['first_stage']['median']:.1f} ms", f"{r['read']['peak_rss_mb']:,} MB"])
     return table(["documents", "Chroma insert", "BM25", "exact graph", "HNSW graph", "HNSW recall @10 / @100 of exact", "whole build",
                   "first stage per question (median)", "reader's peak memory"], rows)
