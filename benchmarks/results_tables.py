@@ -135,8 +135,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"NAR early stop: {nar[1]}", lambda: nar_stop_table(nar[0])),
         # Retrieval
         (f"First stage: {first[1]}", lambda: first_stage_table(first[0])),
-        (f"Evidence recall by dataset: {where(DEV100, BASE40)}",
-         lambda: retrieval_table([(DEV100, run(DEV100), ["sunar", "self_ask"]), (BASE40, run(BASE40), BASELINES)])),
+        (f"Evidence recall by dataset: {where(DEV100, ACTS, ACTS2, CONFIRM)}",
+         lambda: retrieval_table([(DEV100, run(DEV100), ["sunar", "self_ask"]), ("dev 1-217 (both)", both(), [DEMOS, S])])),
         # Confidence and calibration
         (f"Signals' AUROC: {where(DEV63, DEV100, DEV200)}",
          lambda: signals_table([("dev63 (free text)", of(run(DEV63), "sunar")), ("dev 1-100", of(run(DEV100), "sunar")),

@@ -6,7 +6,8 @@ holding the reply as JSON and the seconds the call took when it was computed (so
 those of computing, not of reading the cache). Safe to share between threads; writes are committed
 one by one, so a killed run loses at most the call in flight. A write that fails (disk full, a
 read-only file) loses only that row: the call's result is still returned, and a warning is logged
-once.
+once. Threads that ask the same call at once (parallel chains) compute it once: ``claim(key)`` makes
+the later ones wait for the first, so a first run and its replay give the same records.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import json
 import logging
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,22 @@ class CallCache:
         self.hits = 0
         self.misses = 0
         self.write_failed = False  # warned once
+        self._claims: dict[str, list] = {}  # key in flight -> [its lock, threads holding or waiting]
+
+    @contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold ``key`` while it is looked up and computed; another thread claiming it waits."""
+        with self._lock:
+            entry = self._claims.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._claims[key]
 
     def get(self, key: str) -> tuple[Any, float] | None:
         """(value, seconds it took to compute) or None."""

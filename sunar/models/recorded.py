@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -44,6 +45,10 @@ class RecordedLLM(LLM):
     def _key(self, kind: str, messages: Sequence[BaseMessage], *params: Any) -> str:
         return call_key(self.name, kind, _wire(messages), *params)
 
+    def _claim(self, key: str) -> AbstractContextManager:
+        """While held, a thread asking the same call waits for this one's result in the cache."""
+        return self.cache.claim(key) if self.cache is not None else nullcontext()
+
     def _hit(self, key: str) -> tuple[Any, float] | None:
         return self.cache.get(key) if self.cache is not None else None
 
@@ -53,6 +58,10 @@ class RecordedLLM(LLM):
 
     def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
         key = self._key("generate", messages, temperature, max_tokens, list(stop or []), *_shape(schema))
+        with self._claim(key):
+            return self._generate(key, messages, temperature, max_tokens, stop, config, schema)
+
+    def _generate(self, key, messages, temperature, max_tokens, stop, config, schema):
         if hit := self._hit(key):
             reply = _restored(hit[0])
             count_replies([reply], hit[1], cached=True)
@@ -66,6 +75,10 @@ class RecordedLLM(LLM):
 
     def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
         keys = [self._key("sample", messages, temperature, max_tokens, list(stop or []), i, *_shape(schema)) for i in range(m)]
+        with self._claim(keys[0]):
+            return self._sample(keys, messages, temperature, max_tokens, stop, schema)
+
+    def _sample(self, keys, messages, temperature, max_tokens, stop, schema):
         hits = [self._hit(k) for k in keys]
         missing = [i for i, hit in enumerate(hits) if hit is None]
         replies: list[AIMessage | None] = [_restored(h[0]) if h else None for h in hits]
@@ -84,15 +97,16 @@ class RecordedLLM(LLM):
 
     def _one(self, key: str, compute: Callable[[], Any], count: Callable[..., None], restore: Callable[[Any], Any]) -> Any:
         """A call with one JSON value as its result (a judgement, a log-likelihood)."""
-        if hit := self._hit(key):
-            count(hit[1], cached=True)
-            return restore(hit[0])
-        started = time.perf_counter()
-        value = compute()
-        seconds = time.perf_counter() - started
-        count(seconds)
-        self._keep(key, value, seconds)
-        return value
+        with self._claim(key):
+            if hit := self._hit(key):
+                count(hit[1], cached=True)
+                return restore(hit[0])
+            started = time.perf_counter()
+            value = compute()
+            seconds = time.perf_counter() - started
+            count(seconds)
+            self._keep(key, value, seconds)
+            return value
 
     def judge(self, messages: Sequence[BaseMessage], labels: Sequence[str]) -> dict[str, float]:
         key = self._key("judge", messages, list(labels))

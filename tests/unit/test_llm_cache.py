@@ -66,3 +66,40 @@ def test_a_file_that_is_not_a_cache_is_one_clear_error(tmp_path):
     bad.write_text("not a database at all, just text " * 100)
     with pytest.raises(SunarError, match="not an LLM call cache"):
         CallCache(bad)
+
+
+def test_threads_asking_the_same_call_at_once_compute_it_once(tmp_path):
+    """Parallel chains that ask one call together get the one result a replay would read."""
+    import threading
+    import time
+
+    computed = []
+
+    def slow(prompt, i):
+        computed.append(prompt)
+        time.sleep(0.2)
+        return "yes" if "judge" in prompt else f"answer {len(computed)}"
+
+    inner = ScriptedLLM(slow)
+    llm = RecordedLLM(inner, CallCache(tmp_path / "c.sqlite"))
+    calls = {
+        "generate": lambda: llm.generate(MESSAGES, max_tokens=8).content,
+        "sample": lambda: [r.content for r in llm.sample(MESSAGES, 2, temperature=0.3)],
+        "judge": lambda: llm.judge([HumanMessage("judge this")], ["yes", "no"]),
+    }
+    for name, call in calls.items():
+        computed.clear()
+        results, start = [], threading.Barrier(3)
+
+        def ask(call=call, start=start, results=results):
+            start.wait()
+            results.append(call())
+
+        threads = [threading.Thread(target=ask) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(computed) == (2 if name == "sample" else 1), name
+        assert results[0] == results[1] == results[2], name
+    assert llm.cache._claims == {}  # nothing left held
