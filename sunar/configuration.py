@@ -183,6 +183,11 @@ class Configuration(Settings):
         "date or number without a title, the region after a city, or the rest of a sentence): one short call, "
         "decoded as one of the answer's own spans, made only when the answer has more than one.",
     )
+    drop_country: bool = Field(
+        False,
+        description="A final answer that ends with a country drops it (\"Munich, Germany\" -> \"Munich\"), unless the "
+        "question asks for a country, nation or state: a rule, no call.",
+    )
     # --- Self-Ask and MER ---------------------------------------------------------------------
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions before the answer is forced.")
     chain_check_after: int = Field(

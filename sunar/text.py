@@ -1,12 +1,15 @@
 """Text: the corpus's passages (:class:`Document`, what stores keep and models score), the SQuAD
 normalisation every comparison of answers uses (metrics, NLI's short-cut, the repeat checks of the
-decompositions), and the word-level tests built on it."""
+decompositions), the word-level tests built on it, and an answer without its country."""
 
 from __future__ import annotations
 
 import re
 import string
 from dataclasses import dataclass
+from functools import cache
+
+import pycountry
 
 _PUNCTUATION = frozenset(string.punctuation)
 
@@ -34,6 +37,36 @@ _COMMON = frozenset(
 def content_words(text: str) -> set[str]:
     """Normalised words longer than two letters that are not question or function words."""
     return {w for w in normalize_answer(text).split() if len(w) > 2 and w not in _COMMON}
+
+
+#: Countries a place answer ends with that ISO 3166 names otherwise or not at all (former states).
+_MORE_COUNTRIES = (
+    "United States", "USA", "U.S.", "US", "United Kingdom", "UK", "England", "Scotland", "Wales", "Northern Ireland",
+    "Russia", "Iran", "Syria", "Vietnam", "Laos", "Taiwan", "South Korea", "North Korea", "Korea", "Czech Republic",
+    "Bolivia", "Venezuela", "Tanzania", "Moldova", "Macedonia", "Brunei", "Palestine", "Vatican City", "Ivory Coast",
+    "Austria-Hungary", "Russian Empire", "Ottoman Empire", "Soviet Union", "USSR", "Prussia", "German Empire",
+    "West Germany", "East Germany", "Holy Roman Empire", "British India", "Czechoslovakia", "Yugoslavia",
+)
+_ASKS_FOR_A_COUNTRY = re.compile(r"\b(countr(y|ies)|nations?|nationality|citizenship|state)\b", re.IGNORECASE)
+
+
+@cache
+def countries() -> frozenset[str]:
+    """Country names, case-folded: ISO 3166's current and former countries (pycountry) and more."""
+    names = {getattr(c, a, None) for c in pycountry.countries for a in ("name", "common_name", "official_name")}
+    names |= {c.name for c in pycountry.historic_countries}
+    return frozenset(n.casefold() for n in (*names, *_MORE_COUNTRIES) if n and "," not in n)
+
+
+def without_country(question: str, answer: str) -> str:
+    """``answer`` without the countries it ends with ("Munich, Germany" -> "Munich"), unless the
+    question asks for a country or the answer is nothing but one."""
+    if _ASKS_FOR_A_COUNTRY.search(question):
+        return answer
+    pieces = [p.strip() for p in answer.split(", ")]
+    while len(pieces) > 1 and pieces[-1].casefold() in countries():
+        pieces.pop()
+    return ", ".join(pieces)
 
 
 @dataclass(frozen=True)

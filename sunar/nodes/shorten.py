@@ -1,6 +1,7 @@
 """The final answer cut to what the question asks for (``short_answer``; the prompt and why:
 :mod:`sunar.prompts.shorten`). No call when the switch is off, the answer is unknown, or it holds
-no shorter answer; a reply that is not one of the answer's parts keeps the answer."""
+no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then, with
+``drop_country``, a country the answer ends with is dropped by rule (:func:`sunar.text.without_country`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from sunar.prompts.shorten import shorten_messages, shorten_schema
 from sunar.prompts.spans import parts
 from sunar.resources import resources
 from sunar.signals import known
+from sunar.text import without_country
 from sunar.usage import node
 
 
@@ -21,11 +23,20 @@ from sunar.usage import node
 def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     answer = state.get("answer") or ""
-    shorter = parts(answer) if cfg.short_answer and known(answer) else []
+    update = cut(state["question"], answer, cfg, config) if cfg.short_answer and known(answer) else {}
+    shorter = update.get("answer", answer)
+    if cfg.drop_country and known(shorter) and (place := without_country(state["question"], shorter)) != shorter:
+        return {"answer": place, "notes": [*update.get("notes", []), f"the country was dropped from the answer {shorter!r}"]}
+    return update
+
+
+def cut(question: str, answer: str, cfg: Configuration, config: RunnableConfig) -> dict[str, Any]:
+    """``short_answer``'s call: the answer cut to the part of it the model chooses (nothing: kept)."""
+    shorter = parts(answer)
     if not shorter:
         return {}
     reply = resources(config).llm.generate(
-        shorten_messages(state["question"], answer),
+        shorten_messages(question, answer),
         temperature=0.0,
         config=config,
         **short_call(cfg, shorten_schema(answer, shorter)),

@@ -92,3 +92,56 @@ def test_the_graph_cuts_its_final_answer_after_the_vote(variant):
     assert update["answer"] == "Missoula"
     assert describe_step("shorten", update, {}) == "answer cut to what the question asks for: Missoula"
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}})["answer"] == "Missoula"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        ("Where was the director of film See Naples And Die born?", "Alexandria, Egypt", "Alexandria"),
+        ("Where did he die?", "Hradec Králové, Austria-Hungary", "Hradec Králové"),  # a former state
+        ("Where did he study?", "Clifton College, London, United States", "Clifton College, London"),
+        ("Where was she born?", "Missoula, Montana, USA", "Missoula, Montana"),
+        ("Where was she born?", "Weston-super-Mare, Somerset", "Weston-super-Mare, Somerset"),  # a county stays
+        ("Where was she born?", "Germany", "Germany"),  # nothing but a country
+        ("Which country was she born in?", "Munich, Germany", "Munich, Germany"),  # the question asks for it
+        ("What is the nationality of the director?", "Paris, France", "Paris, France"),
+        ("How many people live there?", "3,771,900", "3,771,900"),
+        ("When was he born?", "April 22, 1875", "April 22, 1875"),
+    ],
+)
+def test_an_answer_without_its_country(question, answer, expected):
+    from sunar.text import without_country
+
+    assert without_country(question, answer) == expected
+
+
+def test_drop_country_is_a_rule_with_no_call_and_a_note():
+    update, llm = node("Munich, Germany", {}, short_answer=False, drop_country=True)
+    assert update["answer"] == "Munich" and update["notes"] == ["the country was dropped from the answer 'Munich, Germany'"]
+    assert not llm.calls
+    for answer, config in [("Munich, Germany", {"drop_country": False}), ("unknown", {"drop_country": True}), ("Munich", {"drop_country": True})]:
+        update, llm = node(answer, {}, short_answer=False, **config)
+        assert "answer" not in update and not llm.calls
+
+
+def test_drop_country_follows_the_models_cut():
+    update, llm = node("Ronnie Rocket's director was born in Missoula, United States", {"Ronnie Rocket's director was born in Missoula, United States": "Missoula, United States"}, drop_country=True)
+    assert len(llm.calls) == 1
+    assert update["answer"] == "Missoula"
+    assert [n.split(" ")[1] for n in update["notes"]] == ["answer", "country"]
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_both_graphs_drop_the_country_of_their_final_answer(variant):
+    def self_ask(prompt: str) -> str:
+        found = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
+        return ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", "So the final answer is: Missoula, United States"][min(found, 2)]
+
+    def answer(question: str, i: int) -> str:
+        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula, United States", "MER:" + QUESTION: "Missoula, United States"}
+        return table.get(question, "unknown")
+
+    res = resources(scripted_llm(self_ask, answer), TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "calibration": "off"}
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "Missoula, United States"
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "drop_country": True}})["answer"] == "Missoula"
