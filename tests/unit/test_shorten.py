@@ -74,18 +74,25 @@ def test_no_call_when_off_unknown_or_nothing_shorter():
         assert "answer" not in update and not llm.calls
 
 
-@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
-def test_the_graph_cuts_its_final_answer_after_the_vote(variant):
+def graph_config(final: str, cut: str = "") -> dict:
+    """A scripted run of either graph whose chain, MER and Self-Ask all end with ``final``, and
+    whose shorten call cuts it to ``cut``."""
+
     def self_ask(prompt: str) -> str:
         found = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
-        return ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", "So the final answer is: Missoula, Montana"][min(found, 2)]
+        return ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", f"So the final answer is: {final}"][min(found, 2)]
 
     def answer(question: str, i: int) -> str:
-        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula, Montana", "MER:" + QUESTION: "Missoula, Montana", "SHORTEN:Missoula, Montana": "Missoula"}
+        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": final, "MER:" + QUESTION: final, f"SHORTEN:{final}": cut}
         return table.get(question, "unknown")
 
     res = resources(scripted_llm(self_ask, answer), TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
-    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "calibration": "off"}
+    return {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "calibration": "off"}
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_the_graph_cuts_its_final_answer_after_the_vote(variant):
+    cfg = graph_config("Missoula, Montana", "Missoula")
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "Missoula, Montana"
     steps = list(build_graph(variant).stream({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}}, stream_mode="updates"))
     update = next(u["shorten"] for u in steps if "shorten" in u)
@@ -133,15 +140,6 @@ def test_drop_country_follows_the_models_cut():
 
 @pytest.mark.parametrize("variant", ["sunar", "self_ask"])
 def test_both_graphs_drop_the_country_of_their_final_answer(variant):
-    def self_ask(prompt: str) -> str:
-        found = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
-        return ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", "So the final answer is: Missoula, United States"][min(found, 2)]
-
-    def answer(question: str, i: int) -> str:
-        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula, United States", "MER:" + QUESTION: "Missoula, United States"}
-        return table.get(question, "unknown")
-
-    res = resources(scripted_llm(self_ask, answer), TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
-    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "calibration": "off"}
+    cfg = graph_config("Missoula, United States")
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "Missoula, United States"
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "drop_country": True}})["answer"] == "Missoula"
