@@ -160,12 +160,13 @@ def summarise(records: Records, variant: str, base: str | None = None) -> dict[s
 
 
 def against(records: Records, variant: str, base: str) -> dict[str, Any]:
-    """cover-EM of ``variant`` against ``base`` on the questions both have (exact sign test), how many
-    answers and evidence lists differ, and the cost ratios."""
+    """cover-EM and EM of ``variant`` against ``base`` on the questions both have (exact sign tests),
+    how many answers and evidence lists differ, and the cost ratios."""
     mine = {r["id"]: r for r in of(records, variant)}
     theirs = {r["id"]: r for r in of(records, base)}
     ids = [i for i in mine if i in theirs]
     compared = paired_comparison([scores(mine[i])["cover_em"] for i in ids], [scores(theirs[i])["cover_em"] for i in ids])
+    exact = paired_comparison([scores(mine[i])["em"] for i in ids], [scores(theirs[i])["em"] for i in ids])
     b = summarise(records, base)
     m = summarise(records, variant)
     return {
@@ -173,6 +174,9 @@ def against(records: Records, variant: str, base: str) -> dict[str, Any]:
         "wins": compared["wins"],
         "losses": compared["losses"],
         "p": compared["p"],
+        "em_wins": exact["wins"],
+        "em_losses": exact["losses"],
+        "em_p": exact["p"],
         "answers_differ": sum(1 for i in ids if str(mine[i].get("answer")) != str(theirs[i].get("answer"))),
         "evidence_differ": sum(1 for i in ids if mine[i].get("evidence_ids") != theirs[i].get("evidence_ids")),
         "calls_ratio": m["llm_calls"] / b["llm_calls"] if b["llm_calls"] else math.nan,

@@ -60,6 +60,8 @@ SUNAR4 = ["sunar", "sunar_no_asu", "sunar_r", "self_ask"]
 #: design confirmed on dev 101-217); Self-Ask with the same demonstrations, its baseline.
 A = "sunar+asu_batches=false+hop_samples=3+branch_width=2+demonstrations=2"
 S, DEMOS = f"{A}+grounded_final=true", "self_ask+demonstrations=2"
+#: Both with a country the final answer ends with dropped by rule (the same records otherwise).
+S_DROP, DEMOS_DROP = f"{S}+drop_country=true", f"{DEMOS}+drop_country=true"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -97,9 +99,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         """A benchmark output, and its caption: the file and the dates of its commits."""
         return bench / name / file, f"`benchmarks/results/{name}/{file}` ({run_date(bench / name)})"
 
-    def both() -> Records:
-        """S and Self-Ask with demonstrations on every dev question run with both."""
-        return [*of(run(ACTS), DEMOS), *of(run(ACTS), S), *paired(run(ACTS2), DEMOS, S), *run(CONFIRM)]
+    def both(*variants: str) -> Records:
+        """``variants`` (S and Self-Ask with demonstrations) on every dev question run with all of them."""
+        variants = variants or (DEMOS, S)
+        return [*paired(run(ACTS), *variants), *paired(run(ACTS2), *variants), *paired(run(CONFIRM), *variants)]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
@@ -109,17 +112,19 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
-                                 ("every dev question run with both S and Self-Ask with demonstrations", both(), DEMOS, S)])),
+                                 ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
+                                 ("dev 1-217: S, both with 2 demonstrations", both(), DEMOS, S),
+                                 ("the same, both with `drop_country`", both(DEMOS_DROP, S_DROP), DEMOS_DROP, S_DROP)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
         # Uncertainty that acts
-        (f"Confirmation, dev 101-217 (run once the design was fixed): {where(CONFIRM)}", lambda: answers_table(run(CONFIRM), base=DEMOS)),
+        (f"Confirmation, dev 101-217 (run once the design was fixed): {where(CONFIRM)}", lambda: answers_table(run(CONFIRM), [DEMOS, S, DEMOS_DROP, S_DROP], base=DEMOS)),
         (f"Every dev question run with both (dev 1-217): {where(ACTS, ACTS2, CONFIRM)}",
-         lambda: answers_table(both(), [DEMOS, S], base=DEMOS)),
-        (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S])),
+         lambda: answers_table(both(DEMOS, S, DEMOS_DROP, S_DROP), [DEMOS, S, DEMOS_DROP, S_DROP], base=DEMOS)),
+        (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
-        (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t)),
+        (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S])),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),

@@ -142,7 +142,8 @@ def test_containment_and_headline_tables(records):
     assert lines[2] == "| `sunar` | 4 | 3 | 2 | 1 | 1 | 0.500 |"
     assert lines[3] == "| `self_ask` | 4 | 1 | 1 | 0 | 0 | 0.250 |"
     head = headline_table([("dev 1-4", rows, "self_ask", "sunar")]).splitlines()
-    assert head[2] == "| dev 1-4 | 1 / 4 | **3 / 4** | 3.0x | 2 / 0 (p = 0.50) |"
+    # cover-EM: self_ask right on q1, sunar on q1-q3; EM: self_ask exact on q1, sunar on q2 and q3
+    assert head[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | 3.0x | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
 
 
 def test_tables_of_stored_outputs(tmp_path):
