@@ -19,13 +19,13 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from benchmarks import scripted_llm
-from sunar.checkpoints import open_checkpointer
 from sunar.configuration import CPU_PROFILE, Configuration
 from sunar.evals.data import read_questions
 from sunar.graph import build_graph
 from sunar.paths import DEMO_CORPUS
 from sunar.prompts import mer, nli, self_ask
 from sunar.resources import POOL
+from sunar.server.checkpoints import open_checkpointer
 
 QUESTIONS = Path(DEMO_CORPUS).with_name("demo_questions.jsonl")
 

@@ -23,7 +23,7 @@ included) for the fields the caller did not set, when the LLM is the embedded CP
 (``profile="auto"``).
 
 The graphs the servers serve take a client's configuration as their context, whose policy lives
-with them (:mod:`sunar.served`): the context's own ``served_values`` say what the run is given.
+with them (:mod:`sunar.server.served`): the context's own ``served_values`` say what the run is given.
 """
 
 from __future__ import annotations
@@ -131,10 +131,10 @@ class Settings(Checked):
         ``invoke(context=...)``), then this class's fields of ``configurable`` (which win). When
         the caller injected ready :class:`~sunar.resources.Resources` and named no LLM, the
         injected LLM decides the profile. In a served graph's run (its context a client's,
-        :mod:`sunar.served`), the context's ``served_values`` say what the run is given."""
+        :mod:`sunar.server.served`), the context's ``served_values`` say what the run is given."""
         configurable = (config or {}).get("configurable") or {}
         context = _runtime_context()
-        if hasattr(context, "served_values"):  # a served graph's run: the server's policy (sunar.served)
+        if hasattr(context, "served_values"):  # a served graph's run: the server's policy (sunar.server.served)
             return cls.resolve(cls.known(context.served_values(configurable)))
         values: dict[str, Any] = {}
         if isinstance(context, Settings):

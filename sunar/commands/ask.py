@@ -50,7 +50,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         graph = build_graph(args.variant)
         out = stream_steps(graph, {"question": question}, config, kind.describe, kind.answer_node) if args.stream else graph.invoke({"question": question}, config)
     else:
-        from sunar.checkpoints import DURABILITY, configured, open_checkpointer, unfinished
+        from sunar.server.checkpoints import DURABILITY, configured, open_checkpointer, unfinished
 
         with open_checkpointer(configured(args.checkpoints) or None) as saver:
             graph = build_graph(args.variant, checkpointer=saver)

@@ -12,15 +12,15 @@ def cmd_serve_openai(args: argparse.Namespace) -> int:
     $SUNAR_CHECKPOINTS: a SQLite file, or a PostgreSQL URL that several server processes share),
     requests may name threads that outlive the process. On SIGTERM or Ctrl-C, uvicorn lets the
     requests in flight finish for 2 s, then cancels them, and the app's shutdown stops their runs
-    (:func:`sunar.openai_api.lifespan`): the server is gone in seconds even in the middle of a long
+    (:func:`sunar.server.openai_api.lifespan`): the server is gone in seconds even in the middle of a long
     generation."""
     import contextlib
 
     import uvicorn
 
-    from sunar.checkpoints import configured, is_database_url, open_checkpointer, shown
-    from sunar.openai_api import create_app
-    from sunar.served import operator_settings
+    from sunar.server.checkpoints import configured, is_database_url, open_checkpointer, shown
+    from sunar.server.openai_api import create_app
+    from sunar.server.served import operator_settings
 
     target = configured(args.checkpoints)
     with open_checkpointer(target) if target else contextlib.nullcontext() as saver:

@@ -258,8 +258,8 @@ def test_the_endpoint_listens_on_the_loopback_only(served):
 def test_serve_openai_hands_uvicorn_the_loopback(monkeypatch):
     import uvicorn
 
-    from sunar import openai_api
     from sunar.cli import build_parser
+    from sunar.server import openai_api
 
     seen = {}
     monkeypatch.setattr(openai_api, "create_app", lambda checkpointer=None: "the app")
@@ -288,7 +288,7 @@ def test_a_run_that_fails_is_one_line_streamed_or_not(tmp_path, demo_index):
 
 
 def test_the_earlier_turns_go_to_the_graph_as_its_messages_and_the_last_user_message_is_the_question():
-    from sunar.openai_api import checked
+    from sunar.server.openai_api import checked
 
     job = checked({"model": "self_ask", "sunar": {"budget": 8}, "messages": [
         {"role": "developer", "content": "Answer briefly."},

@@ -10,7 +10,7 @@ import time
 
 from fakes import MemoryIndex, TableScorer, docs, prompt_kind, resources, scripted_llm, self_ask_script
 from sunar.cancel import STOP, stop_when_cancelled
-from sunar.served import served
+from sunar.server.served import served
 
 CORPUS = docs(
     ("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."),

@@ -1,4 +1,4 @@
-"""Where threads are kept (sunar.checkpoints): the SQLite file by default, the --checkpoints option
+"""Where threads are kept (sunar.server.checkpoints): the SQLite file by default, the --checkpoints option
 before $SUNAR_CHECKPOINTS, and a PostgreSQL URL that cannot be used as one line saying what to do,
 in the library and from both commands. tests/integration/test_postgres_threads.py runs a real
 PostgreSQL server."""
@@ -11,8 +11,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from conftest import free_port
 from sunar import cli
-from sunar.checkpoints import ENV, configured, default_path, open_checkpointer, shown
 from sunar.errors import SunarError
+from sunar.server.checkpoints import ENV, configured, default_path, open_checkpointer, shown
 
 
 def test_the_option_wins_over_the_environment_which_wins_over_nothing(monkeypatch):

@@ -1,4 +1,4 @@
-"""What a remote client of the served graphs (sunar.served, what `langgraph dev` serves) may set, and
+"""What a remote client of the served graphs (sunar.server.served, what `langgraph dev` serves) may set, and
 what stays the server's: operator fields only from the environment, every number bounded, no code
 named by a configuration string, tracing off, a bounded resource pool that never makes one run
 wait for another configuration's models."""
@@ -16,12 +16,12 @@ from typing_extensions import TypedDict
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from scripted import ScriptedLLM
-from sunar import served
 from sunar.configuration import Configuration
 from sunar.errors import ConfigurationError
 from sunar.graph import build_graph
 from sunar.resources import ResourcePool
-from sunar.served import OPERATOR_ENV, ClientConfiguration
+from sunar.server import served
+from sunar.server.served import OPERATOR_ENV, ClientConfiguration
 
 Q = "Where was the director of film Ronnie Rocket born?"
 EMBEDDED = "embedded:qwen2.5-1.5b"
@@ -293,7 +293,7 @@ def test_every_served_graph_publishes_its_input_and_output_schemas():
     """LangGraph Studio's forms and the MCP tools list are built from these JSON schemas: each served
     graph's input names the question (pydantic needs typing_extensions' TypedDict on Python 3.11;
     with typing's, the schema failed and MCP listed no tool)."""
-    from sunar import served
+    from sunar.server import served
 
     for name in ("sunar", "sunar_no_asu", "sunar_r", "self_ask", "gensco", "gensco_stop", "ra_isf", "rag"):
         graph = getattr(served, name)

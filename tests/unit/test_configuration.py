@@ -10,13 +10,13 @@ from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
-from sunar import served
 from sunar.baselines.configuration import AnyConfiguration
 from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
 from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
 from sunar.configuration import CPU_PROFILE, Configuration
 from sunar.errors import ConfigurationError, SunarError
 from sunar.graph import GRAPH_NAMES, build_graph
+from sunar.server import served
 
 EMBEDDED = "embedded:qwen2.5-1.5b"
 

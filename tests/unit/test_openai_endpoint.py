@@ -18,12 +18,13 @@ import uvicorn
 from starlette.testclient import TestClient
 
 from fakes import MemoryIndex, TableScorer, docs, prompt_kind, resources, scripted_llm, self_ask_script
-from sunar import cli, openai_api
+from sunar import cli
 from sunar.cancel import STOP, stoppable
 from sunar.errors import RunCancelled
 from sunar.models.llama_cpp import stop_between_tokens
-from sunar.openai_api import MAX_BODY, checked, create_app, failure, run_events
-from sunar.served import served
+from sunar.server import openai_api
+from sunar.server.openai_api import MAX_BODY, checked, create_app, failure, run_events
+from sunar.server.served import served
 
 CORPUS = docs(
     ("d1", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch."),

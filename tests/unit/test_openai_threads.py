@@ -24,10 +24,10 @@ from test_openai_endpoint import (
 )
 
 from fakes import prompt_kind
-from sunar.checkpoints import open_checkpointer
-from sunar.openai_api import create_app
-from sunar.openai_request import BadRequest, thread_of
-from sunar.served import ClientConfiguration, served
+from sunar.server.checkpoints import open_checkpointer
+from sunar.server.openai_api import create_app
+from sunar.server.openai_request import BadRequest, thread_of
+from sunar.server.served import ClientConfiguration, served
 
 Q2 = "Where was David Lynch born?"
 

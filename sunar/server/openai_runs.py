@@ -1,9 +1,9 @@
-"""A checked chat request (:class:`~sunar.openai_request.Job`) run for the OpenAI-compatible
-endpoint (:mod:`sunar.openai_api`): the graph in a worker thread, its steps as they happen, and its
+"""A checked chat request (:class:`~sunar.server.openai_request.Job`) run for the OpenAI-compatible
+endpoint (:mod:`sunar.server.openai_api`): the graph in a worker thread, its steps as they happen, and its
 end as OpenAI's reply (streamed as server-sent chunks, or one completion) with the cited evidence
 as Open WebUI's citations.
 
-On a thread the run is checkpointed before each next step (:data:`sunar.checkpoints.DURABILITY`).
+On a thread the run is checkpointed before each next step (:data:`sunar.server.checkpoints.DURABILITY`).
 The client's conversation becomes the thread's messages (a chat app sends it whole with each
 request, edited turns included); but when the thread's last run of this graph asked the same
 question and did not finish (the server was killed or stopped, or the client left), the run
@@ -25,9 +25,9 @@ from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from sunar.cancel import raise_if_stopped, stoppable
-from sunar.checkpoints import DURABILITY, unfinished
 from sunar.errors import ModelUnavailable, RunCancelled, SunarError
-from sunar.openai_request import Job
+from sunar.server.checkpoints import DURABILITY, unfinished
+from sunar.server.openai_request import Job
 from sunar.streaming import stream_steps
 
 log = logging.getLogger("sunar")

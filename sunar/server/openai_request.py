@@ -1,6 +1,6 @@
-"""A chat request to the OpenAI-compatible endpoint (:mod:`sunar.openai_api`), checked: the graph
+"""A chat request to the OpenAI-compatible endpoint (:mod:`sunar.server.openai_api`), checked: the graph
 its ``model`` names, its conversation as the graph's messages (the last user message is the
-question), the client's settings (the extra ``sunar`` field, :data:`~sunar.served.ClientConfiguration`)
+question), the client's settings (the extra ``sunar`` field, :data:`~sunar.server.served.ClientConfiguration`)
 and the conversation thread it names, if any. A bad request is a :class:`BadRequest`: OpenAI's
 error object with one line.
 
@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse
 from sunar.errors import SunarError
 from sunar.graph import GRAPH_NAMES, GRAPHS, GraphKind
 from sunar.question import validate_question
-from sunar.served import ClientConfiguration
+from sunar.server.served import ClientConfiguration
 
 ROLES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage, "developer": SystemMessage}
 #: The largest request body read (1 MB): a long conversation's text is far below it, and a client

@@ -30,7 +30,7 @@ from sunar.graph import build_graph
 from sunar.settings import LANGGRAPH_KEYS, Checked, Settings, own_keys
 
 #: The server operator's fields (a path, a URL or a model to load) and the environment variables
-#: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.served`). A remote client of
+#: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.server.served`). A remote client of
 #: those graphs sets only the other fields; Python callers and the CLI set every field.
 OPERATOR_ENV: dict[str, str] = {
     "llm": "SUNAR_LLM",

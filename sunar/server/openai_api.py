@@ -14,20 +14,20 @@ one) are sent among the steps as they are generated, as ``sunar ask --stream`` s
 reply itself cannot come token by token: it starts with the answer as the later steps leave it
 (the chains' vote, "I don't know" below ``min_trust``) and the confidence measured after it, and
 MER's tokens are a JSON object with the rationale first. The cited evidence also goes as Open
-WebUI's own citations (:func:`sunar.openai_runs.sources_of`).
+WebUI's own citations (:func:`sunar.server.openai_runs.sources_of`).
 
-What a client may set is what it may set on the LangGraph server (:mod:`sunar.served`): the
-fields of :data:`~sunar.served.ClientConfiguration`, as an object in the request's extra
+What a client may set is what it may set on the LangGraph server (:mod:`sunar.server.served`): the
+fields of :data:`~sunar.server.served.ClientConfiguration`, as an object in the request's extra
 ``sunar`` field (``extra_body={"sunar": {"budget": 8}}`` with the ``openai`` client). The
-operator's fields (model, index, URLs: :data:`~sunar.served.OPERATOR_ENV`) come from the
+operator's fields (model, index, URLs: :data:`~sunar.server.served.OPERATOR_ENV`) come from the
 server's environment. OpenAI's own sampling fields (temperature, max_tokens, ...) are ignored:
-the algorithm has its own. A request may name a conversation thread (:mod:`sunar.openai_request`),
+the algorithm has its own. A request may name a conversation thread (:mod:`sunar.server.openai_request`),
 kept in the server's checkpointer (``--checkpoints``: SQLite, or PostgreSQL shared by several
-server processes), where a run the server did not finish resumes (:mod:`sunar.openai_runs`). A run
+server processes), where a run the server did not finish resumes (:mod:`sunar.server.openai_runs`). A run
 stops when its client leaves, streamed or not, and when the server shuts down, within a token even
 in the middle of an LLM generation (:mod:`sunar.cancel`). Bad requests get OpenAI's error object
 with a one-line message; a body over :data:`MAX_BODY` gets 413 before it is read whole. The server
-answers on 127.0.0.1 only, with :func:`sunar.served.local_only`'s Host/Origin policy and
+answers on 127.0.0.1 only, with :func:`sunar.server.served.local_only`'s Host/Origin policy and
 langgraph.json's CORS origins.
 
 It is written on Starlette (already installed with langgraph-api) rather than with
@@ -36,7 +36,7 @@ Postgres, Hatchet and tracing) streams every LLM token of a run as the reply's c
 Self-Ask's drafts, the m samples, the NLI judge's verdicts) and node updates as status events,
 while this product's steps are its own ``describe_step`` lines and its reply is the ``respond``
 node's message; the part it needs is the ~400 lines here and in
-:mod:`sunar.openai_request` and :mod:`sunar.openai_runs`.
+:mod:`sunar.server.openai_request` and :mod:`sunar.server.openai_runs`.
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ from starlette.routing import Route
 
 from sunar.configuration import Configuration
 from sunar.graph import GRAPH_NAMES
-from sunar.openai_request import MAX_BODY, THREAD_HEADER, BadRequest, checked, error, read_body
-from sunar.openai_runs import collected, failure, reply_of, run_events, sources_of, stream
-from sunar.served import LOCAL_ORIGIN, STUDIO_ORIGINS, local_only, operator_settings, served
+from sunar.server.openai_request import MAX_BODY, THREAD_HEADER, BadRequest, checked, error, read_body
+from sunar.server.openai_runs import collected, failure, reply_of, run_events, sources_of, stream
+from sunar.server.served import LOCAL_ORIGIN, STUDIO_ORIGINS, local_only, operator_settings, served
 
 __all__ = ["MAX_BODY", "checked", "create_app", "failure", "run_events"]
 STARTED = int(time.time())
@@ -119,7 +119,7 @@ async def chat_completions(request: Request) -> Any:
 
 
 class LocalOnly:
-    """ASGI middleware: every request passes :func:`sunar.served.local_only` (addressed to the
+    """ASGI middleware: every request passes :func:`sunar.server.served.local_only` (addressed to the
     loopback, from no web page or an allowed one's) or gets 403."""
 
     def __init__(self, app: Any):
@@ -145,7 +145,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
 
 
 def create_app(checkpointer: Any = None) -> Starlette:
-    """The endpoint's app; with a ``checkpointer`` (:func:`sunar.checkpoints.open_checkpointer`,
+    """The endpoint's app; with a ``checkpointer`` (:func:`sunar.server.checkpoints.open_checkpointer`,
     open while the app serves), requests may name threads. The operator's settings (SUNAR_LLM,
     ...) are checked first: a typo is one :class:`SunarError` line before the server starts."""
     Configuration.resolve(operator_settings())
