@@ -90,3 +90,9 @@ def test_the_final_answer_is_cut_to_what_the_question_asks_for(demo_index, quest
     config = {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off", "short_answer": True}
     update = shorten({"question": question, "answer": answer}, {"configurable": config})
     assert update.get("answer") == short, update
+    # with drop_country the rule also runs after the model's cut; the cut had no country left to drop
+    again = shorten({"question": question, "answer": answer}, {"configurable": {**config, "drop_country": True}})
+    assert again.get("answer") == short and not any("country" in n for n in again["notes"]), again
+    # and alone (no call), on an answer that ends with one
+    alone = shorten({"question": question, "answer": f"{short}, United States"}, {"configurable": {**config, "short_answer": False, "drop_country": True}})
+    assert alone["answer"] == short and alone["notes"] == [f"the country was dropped from the answer '{short}, United States'"]
