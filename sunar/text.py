@@ -47,6 +47,8 @@ _MORE_COUNTRIES = (
     "Austria-Hungary", "Russian Empire", "Ottoman Empire", "Soviet Union", "USSR", "Prussia", "German Empire",
     "West Germany", "East Germany", "Holy Roman Empire", "British India", "Czechoslovakia", "Yugoslavia",
 )
+#: Country names that are also the last part of places elsewhere ("Atlanta, Georgia"): never dropped.
+_ALSO_A_STATE = frozenset({"georgia"})
 _ASKS_FOR_A_COUNTRY = re.compile(r"\b(countr(y|ies)|nations?|nationality|citizenship|state)\b", re.IGNORECASE)
 
 
@@ -55,7 +57,7 @@ def countries() -> frozenset[str]:
     """Country names, case-folded: ISO 3166's current and former countries (pycountry) and more."""
     names = {getattr(c, a, None) for c in pycountry.countries for a in ("name", "common_name", "official_name")}
     names |= {c.name for c in pycountry.historic_countries}
-    return frozenset(n.casefold() for n in (*names, *_MORE_COUNTRIES) if n and "," not in n)
+    return frozenset(n.casefold() for n in (*names, *_MORE_COUNTRIES) if n and "," not in n) - _ALSO_A_STATE
 
 
 def without_country(question: str, answer: str) -> str:

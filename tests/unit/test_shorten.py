@@ -110,6 +110,7 @@ def test_the_graph_cuts_its_final_answer_after_the_vote(variant):
         ("Where was she born?", "Missoula, Montana, USA", "Missoula, Montana"),
         ("Where was she born?", "Weston-super-Mare, Somerset", "Weston-super-Mare, Somerset"),  # a county stays
         ("Where was she born?", "Germany", "Germany"),  # nothing but a country
+        ("Where was she born?", "Atlanta, Georgia", "Atlanta, Georgia"),  # a country's name that is a US state's too
         ("Which country was she born in?", "Munich, Germany", "Munich, Germany"),  # the question asks for it
         ("What is the nationality of the director?", "Paris, France", "Paris, France"),
         ("How many people live there?", "3,771,900", "3,771,900"),
