@@ -9,8 +9,6 @@ import string
 from dataclasses import dataclass
 from functools import cache
 
-import pycountry
-
 _PUNCTUATION = frozenset(string.punctuation)
 
 
@@ -54,7 +52,10 @@ _ASKS_FOR_A_COUNTRY = re.compile(r"\b(countr(y|ies)|nations?|nationality|citizen
 
 @cache
 def countries() -> frozenset[str]:
-    """Country names, case-folded: ISO 3166's current and former countries (pycountry) and more."""
+    """Country names, case-folded: ISO 3166's current and former countries (pycountry) and more.
+    (pycountry is imported here, not at start-up: only ``drop_country`` needs it.)"""
+    import pycountry
+
     names = {getattr(c, a, None) for c in pycountry.countries for a in ("name", "common_name", "official_name")}
     names |= {c.name for c in pycountry.historic_countries}
     return frozenset(n.casefold() for n in (*names, *_MORE_COUNTRIES) if n and "," not in n) - _ALSO_A_STATE

@@ -59,41 +59,35 @@ class RecordedLLM(LLM):
     def generate(self, messages, *, temperature=0.0, max_tokens=256, stop=None, config=None, schema=None):
         key = self._key("generate", messages, temperature, max_tokens, list(stop or []), *_shape(schema))
         with self._claim(key):
-            return self._generate(key, messages, temperature, max_tokens, stop, config, schema)
-
-    def _generate(self, key, messages, temperature, max_tokens, stop, config, schema):
-        if hit := self._hit(key):
-            reply = _restored(hit[0])
-            count_replies([reply], hit[1], cached=True)
+            if hit := self._hit(key):
+                reply = _restored(hit[0])
+                count_replies([reply], hit[1], cached=True)
+                return reply
+            started = time.perf_counter()
+            reply = self.inner.generate(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, config=config, schema=schema)
+            seconds = time.perf_counter() - started
+            count_replies([reply], seconds)
+            self._keep(key, _stored(reply), seconds)
             return reply
-        started = time.perf_counter()
-        reply = self.inner.generate(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, config=config, schema=schema)
-        seconds = time.perf_counter() - started
-        count_replies([reply], seconds)
-        self._keep(key, _stored(reply), seconds)
-        return reply
 
     def sample(self, messages, m, *, temperature, max_tokens=256, stop=None, schema=None):
         keys = [self._key("sample", messages, temperature, max_tokens, list(stop or []), i, *_shape(schema)) for i in range(m)]
-        with self._claim(keys[0]):
-            return self._sample(keys, messages, temperature, max_tokens, stop, schema)
-
-    def _sample(self, keys, messages, temperature, max_tokens, stop, schema):
-        hits = [self._hit(k) for k in keys]
-        missing = [i for i, hit in enumerate(hits) if hit is None]
-        replies: list[AIMessage | None] = [_restored(h[0]) if h else None for h in hits]
-        cached = [r for r in replies if r is not None]
-        if cached:
-            count_replies(cached, sum(h[1] for h in hits if h), cached=True)
-        if missing:
-            started = time.perf_counter()
-            fresh = self.inner.sample(messages, len(missing), temperature=temperature, max_tokens=max_tokens, stop=stop, schema=schema)
-            seconds = time.perf_counter() - started
-            count_replies(fresh, seconds)
-            for i, reply in zip(missing, fresh, strict=True):
-                replies[i] = reply
-                self._keep(keys[i], _stored(reply), seconds / len(missing))
-        return [r for r in replies if r is not None]
+        with self._claim(keys[0]):  # the first sample's key stands for the set
+            hits = [self._hit(k) for k in keys]
+            missing = [i for i, hit in enumerate(hits) if hit is None]
+            replies: list[AIMessage | None] = [_restored(h[0]) if h else None for h in hits]
+            cached = [r for r in replies if r is not None]
+            if cached:
+                count_replies(cached, sum(h[1] for h in hits if h), cached=True)
+            if missing:
+                started = time.perf_counter()
+                fresh = self.inner.sample(messages, len(missing), temperature=temperature, max_tokens=max_tokens, stop=stop, schema=schema)
+                seconds = time.perf_counter() - started
+                count_replies(fresh, seconds)
+                for i, reply in zip(missing, fresh, strict=True):
+                    replies[i] = reply
+                    self._keep(keys[i], _stored(reply), seconds / len(missing))
+            return [r for r in replies if r is not None]
 
     def _one(self, key: str, compute: Callable[[], Any], count: Callable[..., None], restore: Callable[[Any], Any]) -> Any:
         """A call with one JSON value as its result (a judgement, a log-likelihood)."""
