@@ -189,7 +189,14 @@ class Configuration(Settings):
         "question asks for a country, nation or state: a rule, no call.",
     )
     # --- Self-Ask and MER ---------------------------------------------------------------------
-    max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions before the answer is forced.")
+    decomposition: Literal["self_ask", "plan"] = Field(
+        "self_ask",
+        description="'self_ask': each follow-up written after the answers so far, as in the paper. 'plan': the "
+        "simple questions planned at once, a later one naming an earlier one's answer as #1, #2, ..., then filled "
+        "in and asked in turn (one call instead of one per hop; the final answer comes from MER, or without MER "
+        "from one answer call).",
+    )
+    max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions (or planned questions) before the answer is forced.")
     chain_check_after: int = Field(
         0,
         ge=0,

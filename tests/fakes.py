@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from scripted import ScriptedLLM
 from sunar.models.nli import _Cached
-from sunar.prompts import mer, nli, self_ask, shorten
+from sunar.prompts import mer, nli, plan, self_ask, shorten
 from sunar.resources import Resources
 from sunar.stores.corpus import Document
 from sunar.usage import node
@@ -74,6 +74,8 @@ def docs(*specs: tuple[str, str, str]) -> dict[str, Document]:
 def prompt_kind(prompt: str) -> str:
     if prompt.startswith(self_ask.SYSTEM):
         return "self_ask"
+    if prompt.startswith(plan.SYSTEM):
+        return "plan"
     if prompt.startswith(mer.SYSTEM):
         return "mer"
     if prompt.startswith(nli.SYSTEM):
@@ -115,11 +117,17 @@ def scripted_llm(
     self_ask: Callable[[str], str],
     answer: Callable[[str, int], str],
     mer: str = "[Answer]: from the documents.\n[Final Answer]: {answer}",
+    plan: Callable[[str], str] = lambda prompt: "",
 ) -> ScriptedLLM:
+    """A model answering each kind of prompt by its function (``plan``: the planned decomposition's
+    reply, given the prompt)."""
+
     def script(prompt: str, i: int) -> str:
         kind = prompt_kind(prompt)
         if kind == "self_ask":
             return self_ask(prompt)
+        if kind == "plan":
+            return plan(prompt)
         if kind == "mer":
             return mer.format(answer=answer("MER:" + question_of(prompt), 0))
         if kind == "shorten":  # the answer function sees "SHORTEN:" and the answer to cut

@@ -79,7 +79,7 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: SUNAR's own per-question fields, cleared when a new question starts on a thread.
-FRESH = {"sub_question": "", "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}}
+FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}}
 
 
 def after_decompose(state: dict[str, Any]) -> str:
@@ -159,8 +159,9 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
     """One line for a SUNAR node's state update, as ``sunar ask --stream`` shows it."""
     batch = update.get("batch") or {}
     if node == "decompose":
+        planned = "plan: " + " | ".join(update["plan"]) + "; " if update.get("plan") else ""
         if update.get("sub_question"):
-            return f"follow-up: {update['sub_question']}"
+            return f"{planned}follow-up: {update['sub_question']}"
         return f"decomposition done{': ' + update['draft_answer'] if update.get('draft_answer') else ''}"
     if node == "retrieve":
         again = f" again, for {state['requery']!r}" if state.get("requery") else ""

@@ -1,4 +1,6 @@
-"""Self-Ask decomposition: the next follow-up question sq_i, or the end of the decomposition."""
+"""Decomposition: the next sub-question sq_i, or the end of the decomposition. Self-Ask writes each
+follow-up after the answers so far; with ``decomposition="plan"`` the questions are planned at once
+and filled in with the answers as they come (:mod:`sunar.prompts.plan`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
 from sunar.prompts.demonstrations import load_pool, retrieve
+from sunar.prompts.plan import NUDGE as PLAN_NUDGE
+from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, SCHEMA, STOP, parse_self_ask, self_ask_messages
 from sunar.resources import resources
 from sunar.text import content_words, normalize_answer, restates
@@ -73,8 +77,10 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     question, hops = state["question"], state.get("hops") or []
     if len(hops) >= cfg.max_hops:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
-    path = [(h["question"], h["answer"]) for h in hops]
     demos = retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
+    if cfg.decomposition == "plan":
+        return planned(state, config, cfg, demos)
+    path = [(h["question"], h["answer"]) for h in hops]
     llm, messages = resources(config).llm, self_ask_messages(question, path, demos)
     schema = cfg.reply_schema(SCHEMA)
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=schema).content)
@@ -111,3 +117,29 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if kind == "final":
         return {"sub_question": "", "draft_answer": text, "notes": notes}
     return {"sub_question": "", "notes": [f"Self-Ask output broke the format ({text[:80]!r}); decomposition stopped"]}
+
+
+def planned(state: dict[str, Any], config: RunnableConfig, cfg: Configuration, demos: list) -> dict[str, Any]:
+    """The plan's next question, filled in with the answers so far; the plan is asked for first
+    (one call per question: every chain follows it with its own answers), and once more when its
+    first question repeats the question or describes a person without asking who (as Self-Ask is)."""
+    question, hops = state["question"], state.get("hops") or []
+    plan, update = list(state.get("plan") or []), {}
+    if not plan and not hops:
+        llm, messages = resources(config).llm, plan_messages(question, demos)
+        call = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "config": config, "schema": cfg.reply_schema(plan_format(cfg.max_hops))}
+        reply = str(llm.generate(messages, **call).content)
+        plan = parse_plan(reply, cfg.max_hops)
+        notes = []
+        if plan and (restates(plan[0], question) or describes_hidden(plan[0])):
+            again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), cfg.max_hops)
+            better = again and not restates(again[0], question) and not describes_hidden(again[0])
+            plan = again if better else plan
+            notes = [f"the plan began with the question itself or a person it describes; asked again, {'a new plan' if better else 'no better plan, so it is kept'}"]
+        if not plan:
+            note = f"the plan broke the format ({reply[:80]!r}); the question itself is used as the only sub-question"
+            return {"plan": [question], "sub_question": question, "notes": [note]}
+        update = {"plan": plan, "notes": notes} if notes else {"plan": plan}
+    if len(hops) >= len(plan):
+        return {"sub_question": "", **update}
+    return {"sub_question": fill(plan[len(hops)], [str(h["answer"]) for h in hops]), **update}

@@ -43,10 +43,16 @@ def lines_format(*starts: tuple[str, int]) -> Schema:
     return {"x-lines": [[start, int(most)] for start, most in starts]}
 
 
+def numbered_format(most_lines: int, most: int) -> Schema:
+    """A reply of 1 to ``most_lines`` numbered lines ("1. ...", "2. ..."), each of at most ``most``
+    characters after its number. Like :func:`lines_format`, for a backend that takes a grammar."""
+    return {"x-numbered": [int(most_lines), int(most)]}
+
+
 def is_json_schema(schema: Schema | None) -> bool:
     """Whether ``schema`` is a JSON schema (what Ollama's ``format`` and OpenAI's
-    ``response_format`` take), not a :func:`lines_format`."""
-    return bool(schema) and "x-lines" not in schema  # type: ignore[operator]
+    ``response_format`` take), not a :func:`lines_format` or :func:`numbered_format`."""
+    return bool(schema) and not any(key.startswith("x-") for key in schema)  # type: ignore[union-attr]
 
 
 def as_reply(**values: str) -> str:
@@ -105,12 +111,18 @@ _CHAR = r'char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 
 def gbnf(schema: Schema) -> str:
     """The GBNF grammar of an :func:`object_schema` (fields in order, each string's length bounded,
-    at most one space between tokens) or of a :func:`lines_format` (one of its beginnings, then at
-    most so many characters of one line). Any other schema is refused (llama-cpp-python's own
+    at most one space between tokens), of a :func:`lines_format` (one of its beginnings, then at
+    most so many characters of one line) or of a :func:`numbered_format`. Any other schema is refused (llama-cpp-python's own
     converter silently falls back to "any JSON" when a schema does not convert)."""
     if "x-lines" in schema:
         starts = [f"{json.dumps(start)} [^\\n]{{1,{most}}}" for start, most in schema["x-lines"]]
         return "root ::= " + " | ".join(f"({alt})" for alt in starts)
+    if "x-numbered" in schema:
+        lines, most = schema["x-numbered"]
+        nested = ""
+        for n in range(int(lines), 1, -1):
+            nested = f'("\\n{n}. " line{nested})?'
+        return f'root ::= "1. " line{nested}\nline ::= [^\\n]{{1,{int(most)}}}'
     properties = schema.get("properties")
     if schema.get("type") != "object" or not isinstance(properties, dict) or list(properties) != schema.get("required"):
         raise ValueError("only objects whose fields are all required strings have a grammar here")

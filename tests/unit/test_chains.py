@@ -8,6 +8,8 @@ from sunar.graph import build_graph, describe_step
 from sunar.nodes.next_chain import choose, support
 from sunar.nodes.vote import tally
 from sunar.prompts.mer import bridge_in, bridges
+from sunar.prompts.plan import SYSTEM as PLAN_SYSTEM
+from sunar.prompts.self_ask import SYSTEM as SELF_ASK_SYSTEM
 from sunar.prompts.spans import final_spans, grounded_schema, spans
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
@@ -35,9 +37,10 @@ def self_ask(prompt: str) -> str:
     return f"So the final answer is: {found[-1]}"
 
 
-def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", retry=None, **config):
+def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", retry=None, plan="", **config):
     """The graph on the question; the director's answers are (greedy, sample 1, sample 2, ...);
-    ``retry``: MER's reply when it is asked again because it named a bridge entity."""
+    ``retry``: MER's reply when it is asked again because it named a bridge entity; ``plan``: the
+    reply to a planned decomposition's prompt."""
     places = {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}
 
     def answer(question, i):
@@ -48,7 +51,7 @@ def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Misso
         return places.get(question, "unknown")
 
     answer.greedy_done = False
-    llm = scripted_llm(self_ask, answer)
+    llm = scripted_llm(self_ask, answer, plan=lambda prompt: plan)
     original = llm.sample
 
     def sample(messages, m, **kw):  # the hop's samples are director[1:], the greedy answer director[0]
@@ -78,6 +81,19 @@ def test_an_uncertain_hop_branches_and_each_chain_is_followed():
     assert out["chosen"] == 0 and out["answer"] == "Missoula"
     assert [s["question"] for s in out["reasoning_path"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
     assert any("each is followed as a chain" in n for n in out["notes"])
+
+
+def test_each_chain_fills_the_plan_with_its_own_answers():
+    out, llm = run(branch_width=2, decomposition="plan", plan="1. Who directed Ronnie Rocket?\n2. Where was #1 born?")
+    assert out["plan"] == ["Who directed Ronnie Rocket?", "Where was #1 born?"]
+    chains = out["chains"]
+    assert [[h["question"] for h in c["hops"]] for c in chains] == [
+        ["Who directed Ronnie Rocket?", "Where was David Lynch born?"],
+        ["Who directed Ronnie Rocket?", "Where was Mel Brooks born?"],
+    ]
+    assert [c["answer"] for c in chains] == ["Missoula", "Brooklyn"] and out["answer"] == "Missoula"
+    # one plan for the question, and no Self-Ask step at all
+    assert sum(c.startswith(PLAN_SYSTEM) for c in llm.calls) == 1 and not any(c.startswith(SELF_ASK_SYSTEM) for c in llm.calls)
 
 
 def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
