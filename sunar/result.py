@@ -20,6 +20,7 @@ def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
         "why": out.get("why") or "",
         "signals": out.get("signals") or {},
         "reasoning_path": out.get("reasoning_path") or [],
+        "plan": out.get("plan") or [],
         "chains": [
             {"answer": c["answer"], "weight": c["weight"], "path": [{"question": h["question"], "answer": h["answer"]} for h in c["hops"]]}
             for c in out.get("chains") or []

@@ -21,6 +21,7 @@ from pathlib import Path
 from fakes import prompt_kind, question_of
 from scripted import ScriptedLLM
 from sunar.evals.data import Question, read_questions
+from sunar.prompts.plan import template
 from sunar.prompts.structured import as_reply
 from sunar.resources import POOL
 
@@ -47,6 +48,9 @@ def script(prompt: str, i: int) -> str:
         q = questions[transcript.splitlines()[0].strip()]
         n = transcript.count("Intermediate answer:")
         return f"Follow up: {q.sub_questions[n][0]}" if n < len(q.sub_questions) else f"So the final answer is: {q.answers[0]}"
+    if kind == "plan":  # the gold sub-questions, each earlier answer written as #k
+        steps = [(sub, ans) for sub, ans, _ in questions[question_of(prompt)].sub_questions]
+        return "\n".join(f"{k}. {step}" for k, step in enumerate(template(steps), start=1))
     if kind == "mer":
         return as_reply(rationale="from the evidence.", answer=questions[question_of(prompt)].answers[0])
     time.sleep(float(os.environ.get("SUNAR_ORACLE_DELAY", "0")))

@@ -66,6 +66,8 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
         "trust": record["trust"],
         "abstained": record["abstained"],
         "reasoning_path": record["reasoning_path"],
+        **({"plan": record["plan"]} if record["plan"] else {}),
+        **({"rationale": record["rationale"]} if record["rationale"] else {}),
         **({"chains": record["chains"], "chosen": record["chosen"]} if len(record["chains"]) > 1 else {}),
         "evidence_ids": ranked,
         "supporting_ids": q.supporting_ids,
