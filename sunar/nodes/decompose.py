@@ -133,7 +133,8 @@ def planned(state: dict[str, Any], config: RunnableConfig, cfg: Configuration, d
         notes = []
         if plan and (restates(plan[0], question) or describes_hidden(plan[0])):
             again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), cfg.max_hops)
-            better = again and not restates(again[0], question) and not describes_hidden(again[0])
+            # (a first question sharing no word with the question copied a worked example)
+            better = again and not restates(again[0], question) and not describes_hidden(again[0]) and bool(content_words(again[0]) & content_words(question))
             plan = again if better else plan
             notes = [f"the plan began with the question itself or a person it describes; asked again, {'a new plan' if better else 'no better plan, so it is kept'}"]
         if not plan:

@@ -112,6 +112,12 @@ def test_a_plan_asked_again_that_is_no_better_is_kept():
     assert out["plan"][0] == QUESTION and any("no better plan, so it is kept" in n for n in out["notes"])
 
 
+def test_a_plan_asked_again_that_copies_a_worked_example_is_not_taken():
+    replies = {False: f"1. {QUESTION}\n2. Where was #1 born?", True: "1. Who directed the film Persona?\n2. Who is the mother of #1?"}
+    out, _ = run(lambda prompt: replies[prompt.endswith(NUDGE)])
+    assert out["plan"] == [QUESTION, "Where was #1 born?"] and any("no better plan, so it is kept" in n for n in out["notes"])
+
+
 def test_a_broken_plan_asks_the_question_itself():
     out, llm = run(lambda prompt: "I cannot split this.")
     assert out["plan"] == [QUESTION] and [h["question"] for h in out["hops"]] == [QUESTION]
