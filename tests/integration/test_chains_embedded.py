@@ -96,3 +96,17 @@ def test_the_final_answer_is_cut_to_what_the_question_asks_for(demo_index, quest
     # and alone (no call), on an answer that ends with one
     alone = shorten({"question": question, "answer": f"{short}, United States"}, {"configurable": {**config, "short_answer": False, "drop_country": True}})
     assert alone["answer"] == short and alone["notes"] == [f"the country was dropped from the answer '{short}, United States'"]
+
+
+@pytest.mark.slow
+def test_a_planned_decomposition_is_followed_hop_by_hop(demo_index):
+    from sunar.prompts.plan import fill
+
+    state, lines = stream(demo_index, decomposition="plan", demonstrations=1)
+    plan = state["plan"]
+    assert 1 <= len(plan) <= 2 and all(p.endswith("?") for p in plan), plan
+    assert len(plan) == 1 or "#1" in plan[1], plan  # a later question names the earlier answer
+    answers = [h["answer"] for h in state["hops"]]
+    assert [h["question"] for h in state["hops"]] == [fill(p, answers[:i]) for i, p in enumerate(plan)]
+    assert lines[0] == f"plan: {' | '.join(plan)}; follow-up: {plan[0]}"
+    assert state["answer"] and not any(line.startswith("decomposition done: ") for line in lines)  # MER answers, not Self-Ask
