@@ -77,16 +77,18 @@ def answers_table(records: Records, variants: Sequence[str] | None = None, base:
     return table(header, rows)
 
 
-def headline_table(rows: Sequence[tuple[str, Records, str, str]]) -> str:
+def headline_table(rows: Sequence[tuple[str, Records, str, str]], names: tuple[str, str] = ("Self-Ask", "SUNAR")) -> str:
     """One row per comparison (label, records, base, variant): right answers of each by cover-EM and
-    by EM, the variant's recorded seconds against the base's, and its wins / losses by each (sign test)."""
+    by EM, the variant's recorded seconds against the base's, and its wins / losses by each (sign test);
+    ``names``: what the columns call the base and the variant."""
     body = []
     for label, records, base, variant in rows:
         b, s = summarise(records, base), summarise(records, variant, base)
         body.append([label, f"{b['right']} / {s['right']}", f"{b['exact']} / {s['exact']}", str(s["n"]), f"{s['recorded_ratio']:.1f}x",
                      versus(s), f"{s['em_wins']} / {s['em_losses']} (p = {fmt_p(s['em_p'])})"])
-    return table(["questions", "right (cover-EM): Self-Ask / SUNAR", "exact (EM): Self-Ask / SUNAR", "asked", "recorded s vs Self-Ask",
-                  "SUNAR right / wrong where Self-Ask was not, cover-EM (sign test p)", "the same, EM"], body)
+    base, variant = names
+    return table(["questions", f"right (cover-EM): {base} / {variant}", f"exact (EM): {base} / {variant}", "asked", f"recorded s vs {base}",
+                  f"{variant} right / wrong where {base} was not, cover-EM (sign test p)", "the same, EM"], body)
 
 
 def containment_table(records: Records, variants: Sequence[str] | None = None) -> str:

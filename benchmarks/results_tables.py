@@ -62,6 +62,8 @@ A = "sunar+asu_batches=false+hop_samples=3+branch_width=2+demonstrations=2"
 S, DEMOS = f"{A}+grounded_final=true", "self_ask+demonstrations=2"
 #: Both with a country the final answer ends with dropped by rule (the same records otherwise).
 S_DROP, DEMOS_DROP = f"{S}+drop_country=true", f"{DEMOS}+drop_country=true"
+#: Both with the decomposition planned at once (``decomposition=plan``), from dev 1-100's traces.
+S_PLAN, DEMOS_PLAN = f"{S_DROP}+decomposition=plan", f"{DEMOS_DROP}+decomposition=plan"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -99,6 +101,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         """A benchmark output, and its caption: the file and the dates of its commits."""
         return bench / name / file, f"`benchmarks/results/{name}/{file}` ({run_date(bench / name)})"
 
+    def dev100(*variants: str) -> Records:
+        """``variants`` on dev 1-100 (the two development runs)."""
+        return [*paired(run(ACTS), *variants), *paired(run(ACTS2), *variants)]
+
     def both(*variants: str) -> Records:
         """``variants`` (S and Self-Ask with demonstrations) on every dev question run with all of them."""
         variants = variants or (DEMOS, S)
@@ -113,18 +119,25 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
+                                 ("the same, both planned (`decomposition=plan`)", run(CONFIRM), DEMOS_PLAN, S_PLAN),
                                  ("dev 1-217: S, both with 2 demonstrations", both(), DEMOS, S),
-                                 ("the same, both with `drop_country`", both(DEMOS_DROP, S_DROP), DEMOS_DROP, S_DROP)])),
+                                 ("the same, both with `drop_country`", both(DEMOS_DROP, S_DROP), DEMOS_DROP, S_DROP),
+                                 ("the same, both planned (`decomposition=plan`)", both(DEMOS_PLAN, S_PLAN), DEMOS_PLAN, S_PLAN)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
         # Uncertainty that acts
-        (f"Confirmation, dev 101-217 (run once the design was fixed): {where(CONFIRM)}", lambda: answers_table(run(CONFIRM), [DEMOS, S, DEMOS_DROP, S_DROP], base=DEMOS)),
+        (f"Confirmation, dev 101-217 (run once the design was fixed): {where(CONFIRM)}", lambda: answers_table(run(CONFIRM), [DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN], base=DEMOS)),
         (f"Every dev question run with both (dev 1-217): {where(ACTS, ACTS2, CONFIRM)}",
-         lambda: answers_table(both(DEMOS, S, DEMOS_DROP, S_DROP), [DEMOS, S, DEMOS_DROP, S_DROP], base=DEMOS)),
-        (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP])),
+         lambda: answers_table(both(DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN), [DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN], base=DEMOS)),
+        (f"The decomposition planned at once, dev 1-100: {where(ACTS, ACTS2)}",
+         lambda: answers_table(dev100(DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN), [DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN], base=DEMOS_DROP)),
+        (f"Each graph planned against stepping, dev 1-100: {where(ACTS, ACTS2)}",
+         lambda: headline_table([("Self-Ask", dev100(DEMOS_DROP, DEMOS_PLAN), DEMOS_DROP, DEMOS_PLAN),
+                                 ("S", dev100(S_DROP, S_PLAN), S_DROP, S_PLAN)], names=("stepping", "planned"))),
+        (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
-        (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S])),
+        (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN])),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),

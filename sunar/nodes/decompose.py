@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.demonstrations import load_pool, retrieve
+from sunar.prompts.demonstrations import Demonstration, load_pool, retrieve
 from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, SCHEMA, STOP, parse_self_ask, self_ask_messages
@@ -70,9 +70,9 @@ def _problem(kind: str, text: str, question: str, hops: list[dict[str, Any]], as
 
 @node("decompose")
 def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    """Ask the LLM for the next Self-Ask step and decide, deliberately, every way it can go wrong:
-    hop limit, repeated follow-up, a follow-up that has left the chain, broken format, or a final
-    answer before any retrieval."""
+    """Ask the LLM for the next Self-Ask step (or the plan's, :func:`planned`) and decide,
+    deliberately, every way it can go wrong: hop limit, repeated follow-up, a follow-up that has left
+    the chain, broken format, or a final answer before any retrieval."""
     cfg = Configuration.from_runnable_config(config)
     question, hops = state["question"], state.get("hops") or []
     if len(hops) >= cfg.max_hops:
@@ -119,28 +119,34 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     return {"sub_question": "", "notes": [f"Self-Ask output broke the format ({text[:80]!r}); decomposition stopped"]}
 
 
-def planned(state: dict[str, Any], config: RunnableConfig, cfg: Configuration, demos: list) -> dict[str, Any]:
-    """The plan's next question, filled in with the answers so far; the plan is asked for first
-    (one call per question: every chain follows it with its own answers), and once more when its
-    first question repeats the question or describes a person without asking who (as Self-Ask is)."""
+def ask_plan(question: str, demos: list[Demonstration], cfg: Configuration, config: RunnableConfig) -> tuple[list[str], list[str], str]:
+    """(the planned questions, notes, the first reply). A plan whose first question repeats the
+    question or describes a person without asking who is asked for once more, as Self-Ask's first
+    step is; the new plan is taken unless it has the same fault or its first question shares no
+    word with the question (it copied a worked example)."""
+    llm, messages = resources(config).llm, plan_messages(question, demos)
+    call = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "config": config, "schema": cfg.reply_schema(plan_format(cfg.max_hops))}
+    reply = str(llm.generate(messages, **call).content)
+    plan = parse_plan(reply, cfg.max_hops)
+    if not plan or not (restates(plan[0], question) or describes_hidden(plan[0])):
+        return plan, [], reply
+    again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), cfg.max_hops)
+    better = bool(again) and not restates(again[0], question) and not describes_hidden(again[0]) and bool(content_words(again[0]) & content_words(question))
+    said = "a new plan" if better else "no better plan, so it is kept"
+    return (again if better else plan), [f"the plan began with the question itself or a person it describes; asked again, {said}"], reply
+
+
+def planned(state: dict[str, Any], config: RunnableConfig, cfg: Configuration, demos: list[Demonstration]) -> dict[str, Any]:
+    """The plan's next question, filled in with the answers so far. The plan is asked for first,
+    once per question: every chain follows it with its own answers."""
     question, hops = state["question"], state.get("hops") or []
     plan, update = list(state.get("plan") or []), {}
     if not plan and not hops:
-        llm, messages = resources(config).llm, plan_messages(question, demos)
-        call = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "config": config, "schema": cfg.reply_schema(plan_format(cfg.max_hops))}
-        reply = str(llm.generate(messages, **call).content)
-        plan = parse_plan(reply, cfg.max_hops)
-        notes = []
-        if plan and (restates(plan[0], question) or describes_hidden(plan[0])):
-            again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), cfg.max_hops)
-            # (a first question sharing no word with the question copied a worked example)
-            better = again and not restates(again[0], question) and not describes_hidden(again[0]) and bool(content_words(again[0]) & content_words(question))
-            plan = again if better else plan
-            notes = [f"the plan began with the question itself or a person it describes; asked again, {'a new plan' if better else 'no better plan, so it is kept'}"]
+        plan, notes, reply = ask_plan(question, demos, cfg, config)
         if not plan:
             note = f"the plan broke the format ({reply[:80]!r}); the question itself is used as the only sub-question"
             return {"plan": [question], "sub_question": question, "notes": [note]}
-        update = {"plan": plan, "notes": notes} if notes else {"plan": plan}
+        update = {"plan": plan, **({"notes": notes} if notes else {})}
     if len(hops) >= len(plan):
         return {"sub_question": "", **update}
     return {"sub_question": fill(plan[len(hops)], [str(h["answer"]) for h in hops]), **update}
