@@ -1,6 +1,6 @@
 """Refresh the ``trust`` fields of committed predictions with today's calibrations.
 
-A record's ``trust`` (and ``abstained``, ``why``) is what its run computed with the calibration that
+A record's ``trust`` (and ``abstained``) is what its run computed with the calibration that
 matched then; calibrations have since been refitted and keyed by graph, model, settings and corpus
 (:func:`sunar.trust.choose`). This gives each record what a run today would: the shipped calibration
 that matches its graph and settings applied to its stored signals, with the probe read from the
@@ -27,7 +27,7 @@ from sunar.graph import build_graph
 
 
 def verdict(record: dict[str, Any], calibration: dict[str, Any] | None, llm: Any) -> dict[str, Any]:
-    """``trust``, ``abstained`` and ``why`` as the confidence step gives them (min_trust 0)."""
+    """``trust`` and ``abstained`` as the confidence step gives them (min_trust 0)."""
     if calibration is None:
         return {"trust": None, "abstained": False}
     signals = dict(record["signals"])

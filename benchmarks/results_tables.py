@@ -108,7 +108,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     def both(*variants: str) -> Records:
         """``variants`` (S and Self-Ask with demonstrations) on every dev question run with all of them."""
         variants = variants or (DEMOS, S)
-        return [*paired(run(ACTS), *variants), *paired(run(ACTS2), *variants), *paired(run(CONFIRM), *variants)]
+        return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")

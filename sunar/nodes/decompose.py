@@ -128,10 +128,10 @@ def ask_plan(question: str, demos: list[Demonstration], cfg: Configuration, conf
     call = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "config": config, "schema": cfg.reply_schema(plan_format(cfg.max_hops))}
     reply = str(llm.generate(messages, **call).content)
     plan = parse_plan(reply, cfg.max_hops)
-    if not plan or not (restates(plan[0], question) or describes_hidden(plan[0])):
+    if not plan or not _problem("follow_up", plan[0], question, [], set()):  # Self-Ask's first-step faults
         return plan, [], reply
     again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), cfg.max_hops)
-    better = bool(again) and not restates(again[0], question) and not describes_hidden(again[0]) and bool(content_words(again[0]) & content_words(question))
+    better = bool(again) and not _problem("follow_up", again[0], question, [], set()) and bool(content_words(again[0]) & content_words(question))
     said = "a new plan" if better else "no better plan, so it is kept"
     return (again if better else plan), [f"the plan began with the question itself or a person it describes; asked again, {said}"], reply
 
