@@ -160,6 +160,12 @@ class Configuration(Settings):
         description="A hop's answer is a span copied from its own evidence (decoded under a grammar of the "
         "evidence's names, dates and numbers, or 'unknown'), so the model cannot name what its documents do not.",
     )
+    focus_pages: bool = Field(
+        False,
+        description="A hop whose sub-question names pages of its evidence (at least half of a title's words, its "
+        "bracketed qualifier left out) is answered from the pages it names most, not from all l: a small model "
+        "reading five pages often answers from one about someone else. The evidence kept (for MER) is unchanged.",
+    )
     grounded_final: bool = Field(
         False,
         description="MER's answer is copied, under a grammar, from the hops' answers, 'yes'/'no', the names in the "

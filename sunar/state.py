@@ -74,6 +74,7 @@ class Hop(TypedDict):
     samples: NotRequired[list[str]]  # [greedy answer, *sampled answers]
     candidates: NotRequired[list[Candidate]]  # their semantic sets, largest first (answer: the set's first member)
     requery: NotRequired[str]  # the second first stage's query, when the hop was uncertain and retrieved again
+    read: NotRequired[list[str]]  # with focus_pages: the ids of the pages the answer was read from, when not all
 
 
 class Chain(TypedDict):

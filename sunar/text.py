@@ -1,6 +1,7 @@
 """Text: the corpus's passages (:class:`Document`, what stores keep and models score), the SQuAD
 normalisation every comparison of answers uses (metrics, NLI's short-cut, the repeat checks of the
-decompositions), the word-level tests built on it, and an answer without its country."""
+decompositions), the word-level tests built on it (which page a question names), and an answer
+without its country."""
 
 from __future__ import annotations
 
@@ -35,6 +36,17 @@ _COMMON = frozenset(
 def content_words(text: str) -> set[str]:
     """Normalised words longer than two letters that are not question or function words."""
     return {w for w in normalize_answer(text).split() if len(w) > 2 and w not in _COMMON}
+
+
+#: A page title's bracketed qualifier: "Henry Edwards (actor)" is a page about "Henry Edwards".
+_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def named_share(title: str, question: str) -> float:
+    """How much of a page's title (its qualifier left out) the question names: the share of the
+    title's content words among the question's ("Munjong of Goryeo" in "Where was Munjong born?": 0.5)."""
+    words = content_words(_QUALIFIER.sub("", title))
+    return len(words & content_words(question)) / len(words) if words else 0.0
 
 
 #: Countries a place answer ends with that ISO 3166 names otherwise or not at all (former states).

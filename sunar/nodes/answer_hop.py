@@ -7,6 +7,9 @@ set that names something; when the answers fall into more than one such set, the
 (up to ``branch_width`` in all, within ``max_chains``) become chains of their own, waiting in
 ``chains`` with their probability (the chain's so far times the set's share).
 
+With ``focus_pages``, a sub-question that names pages of the evidence ("Where was Clifford Durr
+born?" and the page "Clifford Durr") is answered from those pages only (:func:`focus`).
+
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence."""
 
@@ -23,7 +26,8 @@ from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_cal
 from sunar.prompts.spans import grounded_schema
 from sunar.resources import resources
 from sunar.signals import known
-from sunar.state import Candidate, Chain, Hop, evidence_of
+from sunar.state import Candidate, Chain, Evidence, Hop, evidence_of
+from sunar.text import named_share
 from sunar.usage import node
 
 
@@ -46,6 +50,18 @@ def branches(candidates: list[Candidate], cfg: Configuration, chains_taken: int)
     return named[0], named[1 : min(cfg.branch_width, 1 + room)]
 
 
+#: The least share of a page title's words a sub-question must name for the hop to be read from it.
+FOCUS_SHARE = 0.5
+
+
+def focus(question: str, evidence: list[Evidence]) -> list[Evidence]:
+    """The pages the question names most (:func:`sunar.text.named_share`, at least
+    :data:`FOCUS_SHARE`), in the evidence's order; all of the evidence when it names none."""
+    shares = [named_share(e["title"], question) for e in evidence]
+    best = max(shares, default=0.0)
+    return [e for e, s in zip(evidence, shares, strict=True) if s == best] if best >= FOCUS_SHARE else evidence
+
+
 def make_answer_hop(sampling: bool = True) -> Any:
     """The answer_hop node; hop sampling and branching only where the graph has ASU (``sampling``)."""
 
@@ -56,8 +72,9 @@ def make_answer_hop(sampling: bool = True) -> Any:
         prior = state.get("prior") or {}
         scored = {**(prior.get("scored") or {}), **(state.get("scored") or {})}
         found = evidence_of(res.index.documents(top(scored, cfg.evidence)), scored)
-        messages = answer_messages(state["sub_question"], found)
-        call = short_call(cfg, grounded_schema(found) if cfg.grounded_answers else SCHEMA)
+        read = focus(state["sub_question"], found) if cfg.focus_pages else found
+        messages = answer_messages(state["sub_question"], read)
+        call = short_call(cfg, grounded_schema(read) if cfg.grounded_answers else SCHEMA)
         reply = res.llm.generate(messages, temperature=0.0, config=config, **call)
         notes = []
         if stop_reason(state, cfg) == "stalled":
@@ -66,6 +83,8 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"
             )
         hop = Hop(question=state["sub_question"], answer=read_answer(str(reply.content)), evidence=found, batches=[*(prior.get("batches") or []), *(state.get("batches") or [])])
+        if len(read) < len(found):
+            hop["read"] = [e["id"] for e in read]
         update: dict[str, Any] = {}
         if sampling and cfg.hop_samples:
             replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)

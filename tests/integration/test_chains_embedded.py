@@ -1,11 +1,12 @@
 """Uncertainty that acts, end to end on the real embedded model and the demo index: each hop's own
 samples and semantic sets, chains branched off an uncertain hop and followed, the chosen chain,
-grounded hop and final answers, retrieved demonstrations, an uncertain hop retrieved again and the
+grounded hop and final answers read from the pages a hop names, retrieved demonstrations, an uncertain hop retrieved again and the
 final vote, in two runs (grounded; free answers to an ambiguous question), as the stream shows them."""
 
 import pytest
 
 from sunar.graph import build_graph, describe_step
+from sunar.nodes.answer_hop import focus
 from sunar.nodes.next_chain import support
 from sunar.prompts.spans import final_spans
 from sunar.signals import known
@@ -35,7 +36,7 @@ def stream(demo_index, question=QUESTION, **settings):
 
 @pytest.fixture(scope="module")
 def grounded(demo_index):
-    return stream(demo_index, grounded_answers=True, grounded_final=True, demonstrations=1, temperature=1.5)
+    return stream(demo_index, grounded_answers=True, grounded_final=True, focus_pages=True, demonstrations=1, temperature=1.5)
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +51,13 @@ def test_hops_sample_their_answers_and_ground_them_in_their_evidence(grounded):
     assert hops and all(len(h["samples"]) == 4 for h in hops)  # the greedy answer and 3 samples
     for hop in hops:
         assert sum(c["share"] for c in hop["candidates"]) == pytest.approx(1.0)
-        evidence = normalize_answer(" ".join(f"{e['title']} {e['text']}" for e in hop["evidence"]))
-        for answer in hop["samples"]:  # every answer is a span of the hop's evidence, or "unknown"
+        read = focus(hop["question"], hop["evidence"])  # focus_pages: the pages the sub-question names, else all
+        assert hop.get("read", [e["id"] for e in hop["evidence"]]) == [e["id"] for e in read]
+        evidence = normalize_answer(" ".join(f"{e['title']} {e['text']}" for e in read))
+        for answer in hop["samples"]:  # every answer is a span of the pages read, or "unknown"
             assert answer == "unknown" or normalize_answer(answer) in evidence, (answer, hop["question"])
     assert any("candidates:" in line for line in lines)
+    assert any("read" in h for h in hops)  # "Who directed Ronnie Rocket?" names the film's page
     path = [h["answer"] for h in state["hops"]]
     assert state["answer"] in final_spans(QUESTION, path, state["evidence"]), state["answer"]  # grounded_final
 

@@ -1,0 +1,81 @@
+"""``focus_pages``: a hop whose sub-question names pages of its evidence is read from those pages,
+with a scripted model that answers from the first document it is shown (as a small model often
+answers from the wrong one)."""
+
+import re
+
+import pytest
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources
+from scripted import ScriptedLLM
+from sunar.graph import build_graph
+from sunar.nodes.answer_hop import focus
+from sunar.text import named_share
+
+QUESTION = "Where was the director of Ronnie Rocket born?"
+CORPUS = docs(
+    ("rr", "Ronnie Rocket", "Ronnie Rocket is an unfinished film directed by David Lynch."),
+    ("kl", "Kevin Lynch (politician)", "Kevin Lynch was born in Cork."),
+    ("dl", "David Lynch (director)", "David Lynch was born in Missoula, Montana."),
+    ("mb", "Mel Brooks", "Mel Brooks was born in Brooklyn."),
+)
+#: The second hop's first stage ranks a namesake's page and an unrelated one above the director's.
+RANKINGS = {"Who directed Ronnie Rocket?": [("rr", 3.0), ("mb", 2.0)], "Where was David Lynch born?": [("mb", 3.0), ("kl", 2.5), ("dl", 2.0)]}
+SCORES = {"rr": 0.9, "mb": 0.8, "kl": 0.7, "dl": 0.6}
+
+
+def script(prompt: str, i: int) -> str:
+    kind = prompt_kind(prompt)
+    if kind == "self_ask":
+        found = re.findall(r"Intermediate answer: (.*)", prompt.rsplit("Question:", 1)[1])
+        if not found:
+            return "Follow up: Who directed Ronnie Rocket?"
+        return f"Follow up: Where was {found[0]} born?" if len(found) == 1 else f"So the final answer is: {found[-1]}"
+    first = re.findall(r"\[1\] [^:]*: (.*)", prompt.rsplit("Documents:", 1)[1])[0]  # this question's first document
+    said = re.search(r"directed by ([A-Z]\w+ [A-Z]\w+)|born in ([A-Z]\w+)", first)
+    answer = next((g for g in said.groups() if g), "unknown") if said else "unknown"
+    if kind == "mer":
+        return f'{{"rationale": "From the documents.", "answer": "{re.findall(r"-> (.*)", prompt)[-1]}"}}'
+    return f'{{"answer": "{answer}"}}'
+
+
+def run(variant="sunar", **config):
+    llm = ScriptedLLM(script)
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 4, "budget": 4, "samples": 2, "evidence": 3, "asu_batches": False, "neighbours": 0, "calibration": "off", **config}
+    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
+
+
+def test_a_titles_share_named_by_a_question():
+    assert named_share("David Lynch (director)", "Where was David Lynch born?") == 1.0  # the qualifier left out
+    assert named_share("Munjong of Goryeo", "Where was Munjong born?") == 0.5
+    assert named_share("Kevin Lynch", "Where was David Lynch born?") == 0.5
+    assert named_share("Mel Brooks", "Where was David Lynch born?") == 0.0
+    assert named_share("(1999 film)", "Where was David Lynch born?") == 0.0  # no words: names nothing
+    assert named_share("Boden's Boy", "Who directed Boden's Boy?") == 1.0
+
+
+def test_focus_keeps_the_pages_named_most_in_order_or_all():
+    pages = [{"id": i, "title": t, "text": ""} for i, t in [("a", "Mel Brooks"), ("b", "David Lynch (actor)"), ("c", "Kevin Lynch"), ("d", "David Lynch (director)")]]
+    assert [p["id"] for p in focus("Where was David Lynch born?", pages)] == ["b", "d"]  # namesakes both kept, in order
+    assert [p["id"] for p in focus("Who directed Ronnie Rocket?", pages)] == ["a", "b", "c", "d"]  # none named
+    assert [p["id"] for p in focus("Where was Kevin Smith born?", pages[:1] + pages[2:3])] == ["c"]  # half named is enough
+    assert [p["id"] for p in focus("Where was Paul Kevin Smith born?", [{"id": "x", "title": "Anna Maria Smith", "text": ""}])] == ["x"]  # a third is not: all
+    assert focus("Where?", []) == []
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_the_hop_is_read_from_the_page_its_question_names(variant):
+    plain, _ = run(variant)
+    assert [h["answer"] for h in plain["hops"]] == ["David Lynch", "Brooklyn"]  # read from the first page: Mel Brooks's
+    out, _ = run(variant, focus_pages=True)
+    first, second = out["hops"]
+    assert [first["answer"], second["answer"]] == ["David Lynch", "Missoula"] and out["answer"] == "Missoula"
+    assert second["read"] == ["dl"] and [e["id"] for e in second["evidence"]] == ["mb", "kl", "dl"]  # the evidence kept whole
+    assert first["read"] == ["rr"]  # the film's page, named by the first question
+
+
+def test_focused_grounded_answers_offer_only_the_read_pages_spans():
+    _, llm = run(focus_pages=True, grounded_answers=True)
+    enums = [s["properties"]["answer"]["enum"] for s in llm.schemas if s and "enum" in s.get("properties", {}).get("answer", {})]
+    assert any("Missoula, Montana" in e and "Brooklyn" not in e for e in enums)
+    assert not any("Cork" in e for e in enums)
