@@ -202,6 +202,12 @@ class Configuration(Settings):
         "in and asked in turn (one call instead of one per hop; the final answer comes from MER, or without MER "
         "from one answer call).",
     )
+    end_loops: bool = Field(
+        False,
+        description="Self-Ask ends when its follow-up goes round the last answer: it asks only who or what that "
+        "answer is, or asks of it the previous step's relation again ('the spouse of Selena', then 'the spouse of "
+        "Chris Pérez') while the question names that relation once. The last answer is then the final one.",
+    )
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions (or planned questions) before the answer is forced.")
     chain_check_after: int = Field(
         0,

@@ -16,6 +16,7 @@ from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, SCHEMA, STOP, parse_self_ask, self_ask_messages
 from sunar.resources import resources
+from sunar.signals import known
 from sunar.text import content_words, normalize_answer, restates
 from sunar.usage import node
 
@@ -25,6 +26,25 @@ def builds_on(follow_up: str, hops: list[dict[str, Any]]) -> bool:
     whether that cannot be told (no answer has a content word)."""
     found = set().union(*(content_words(str(h.get("answer", ""))) for h in hops))
     return not found or bool(found & content_words(follow_up))
+
+
+def loops_on_answer(follow_up: str, hops: list[dict[str, Any]], question: str) -> bool:
+    """Whether a follow-up only goes round the last answer: it names that answer and asks nothing
+    else ("Who is Chris Pérez?"), or asks of it what the step before asked ("Who is the spouse of
+    Selena?" -> Chris Pérez, then "Who is the spouse of Chris Pérez?") while the question names
+    that relation only once (not "the father of X's father")."""
+    if len(hops) < 1 or not known(str(hops[-1]["answer"])):
+        return False
+    answer = content_words(str(hops[-1]["answer"]))
+    words = content_words(follow_up)
+    if not answer or not answer <= words:
+        return False
+    asks = words - answer
+    if not asks:
+        return True
+    before = content_words(hops[-1]["question"])
+    told = normalize_answer(question).split()
+    return asks <= before and any(told.count(w) < 2 for w in asks)
 
 
 #: People a multi-hop question describes instead of naming ("X's father", "the director of film Y").
@@ -106,6 +126,9 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if kind == "follow_up":
         if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}
+        if cfg.end_loops and loops_on_answer(text, hops, question):
+            note = f"Self-Ask's follow-up {text!r} goes round the last answer; it is taken as the final answer"
+            return {"sub_question": "", "draft_answer": hops[-1]["answer"], "notes": [*notes, note]}
         if 0 < cfg.chain_check_after <= len(hops) and not builds_on(text, hops):
             note = f"Self-Ask's follow-up {text!r} names none of the {len(hops)} answers found; decomposition stopped"
             return {"sub_question": "", "notes": [*notes, note]}

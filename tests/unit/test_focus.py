@@ -5,6 +5,7 @@ answers from the wrong one)."""
 import re
 
 import pytest
+
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources
 from scripted import ScriptedLLM
 from sunar.graph import build_graph

@@ -5,7 +5,7 @@ import pytest
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from sunar.errors import SunarError
 from sunar.graph import build_graph
-from sunar.nodes.decompose import builds_on, describes_hidden
+from sunar.nodes.decompose import builds_on, describes_hidden, loops_on_answer
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.mer import parse_mer
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, parse_self_ask
@@ -275,3 +275,40 @@ def test_first_follow_up_about_an_unnamed_person_is_asked_again_once(after_nudge
     out, _ = _run_with(_described_then(after_nudge), question=QUESTION, answer="Hector Macpherson Sr.")
     assert out["hops"][0]["question"] == first and len(out["hops"]) == 2
     assert any("person it had not named" in n and note in n for n in out["notes"])
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "step", "answer", "question", "expected"),
+    [
+        ("Who is the spouse of Chris Pérez?", "Who is the spouse of Selena?", "Chris Pérez", "Who is the spouse of the performer of song Missing My Baby?", True),
+        ("Who is Sir Francis Baring, 1st Baronet?", "Who is Edward Baring's father?", "Sir Francis Baring, 1st Baronet", "Who is the father of Edward Baring's father?", True),  # asks nothing else
+        ("Maria Bello wife in grown ups?", "Who plays the wife of the screenwriter in Grown Ups?", "Maria Bello", "Who plays the wife of the screenwriter in Grown Ups?", True),
+        ("Who is the father of Henry Baring?", "Who is Edward Baring's father?", "Henry Baring", "Who is the father of Edward Baring's father?", False),  # named twice
+        ("Where was David Lynch born?", "Who directed Ronnie Rocket?", "David Lynch", "Where was the director of Ronnie Rocket born?", False),  # a new relation
+        ("Who is the spouse of Selena?", "Who performed Missing My Baby?", "Selena", "Who is the spouse of the performer of song Missing My Baby?", False),
+        ("Who is the spouse of Mel Brooks?", "Who is the spouse of Selena?", "Chris Pérez", "Who is the spouse of the performer of Missing My Baby?", False),  # not the last answer
+        ("Who is unknown?", "Who is the spouse of Selena?", "unknown", "Who is the spouse of the performer of Missing My Baby?", False),  # no answer to go round
+    ],
+)
+def test_loops_on_answer(follow_up, step, answer, question, expected):
+    assert loops_on_answer(follow_up, [{"question": step, "answer": answer}], question) is expected
+    assert loops_on_answer(follow_up, [], question) is False
+
+
+SPOUSE = "Who is the spouse of the director of Ronnie Rocket?"
+LOOP = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Who is the spouse of David Lynch?", "Follow up: Who is the spouse of Emily Stofle?", "So the final answer is: Mel Brooks"]
+
+
+@pytest.mark.parametrize("variant", ["sunar_r", "sunar"])
+def test_a_follow_up_going_round_the_last_answer_ends_with_that_answer(variant):
+    spouses = {"Who directed Ronnie Rocket?": "David Lynch", "Who is the spouse of David Lynch?": "Emily Stofle", "Who is the spouse of Emily Stofle?": "David Lynch"}
+
+    def answer(q, i):
+        return spouses.get(q, "Emily Stofle")  # MER reads the chain's last answer
+
+    out, _ = run(LOOP, variant=variant, answer=answer, question=SPOUSE)
+    assert len(out["hops"]) == 3  # off by default: the loop is asked
+    out, _ = run(LOOP, variant=variant, answer=answer, question=SPOUSE, end_loops=True)
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Who is the spouse of David Lynch?"]
+    assert out["answer"] == "Emily Stofle"
+    assert any("'Who is the spouse of Emily Stofle?' goes round the last answer" in n for n in out["notes"])
