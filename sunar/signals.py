@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sunar.prompts.answer import UNKNOWN
-from sunar.text import content_words, normalize_answer
+from sunar.text import FOCUS_SHARE, content_words, named_share, normalize_answer
 
 
 def agrees(a: str, b: str) -> bool:
@@ -64,6 +64,15 @@ def chain_broken(hops: Sequence[dict[str, Any]]) -> float | None:
     return 0.0
 
 
+def named_pages(hops: Sequence[dict[str, Any]]) -> float | None:
+    """The share of hops whose sub-question names a page of their evidence (at least
+    :data:`sunar.text.FOCUS_SHARE` of its title): a hop about a named entity found that entity's page."""
+    if not hops:
+        return None
+    named = [max((named_share(e["title"], h["question"]) for e in h.get("evidence") or []), default=0.0) >= FOCUS_SHARE for h in hops]
+    return round(sum(named) / len(named), 4)
+
+
 def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequence[int]], agreement: float) -> dict[str, Any]:
     """The signals of the state's final answer; ``sets`` cluster [answer, *samples]."""
     answer = str(state.get("answer") or "")
@@ -81,6 +90,7 @@ def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequen
         "answer_in_evidence": float(found and any(agrees(answer, e["text"]) for e in state.get("evidence") or [])),
         "chain_agrees": float(agrees(answer, chain)) if chain else None,
         "chain_broken": chain_broken(hops),
+        "named_pages": named_pages(hops),
         "unknown": float(not found),
         "fallback": float(any("no usable final answer" in n for n in state.get("notes") or [])),
         "hops": len(hops),

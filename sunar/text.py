@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any, TypeVar
 
 _PUNCTUATION = frozenset(string.punctuation)
 
@@ -47,6 +49,19 @@ def named_share(title: str, question: str) -> float:
     title's content words among the question's ("Munjong of Goryeo" in "Where was Munjong born?": 0.5)."""
     words = content_words(_QUALIFIER.sub("", title))
     return len(words & content_words(question)) / len(words) if words else 0.0
+
+
+Page = TypeVar("Page", bound=Mapping[str, Any])
+#: The least share of a page title's words a sub-question must name for the hop to be read from it.
+FOCUS_SHARE = 0.5
+
+
+def focus(question: str, evidence: Sequence[Page]) -> list[Page]:
+    """The pages the question names most (:func:`named_share`, at least
+    :data:`FOCUS_SHARE`), in the evidence's order; all of the evidence when it names none."""
+    shares = [named_share(e["title"], question) for e in evidence]
+    best = max(shares, default=0.0)
+    return [e for e, s in zip(evidence, shares, strict=True) if s == best] if best >= FOCUS_SHARE else list(evidence)
 
 
 #: Countries a place answer ends with that ISO 3166 names otherwise or not at all (former states).

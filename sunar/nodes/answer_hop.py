@@ -8,7 +8,7 @@ set that names something; when the answers fall into more than one such set, the
 ``chains`` with their probability (the chain's so far times the set's share).
 
 With ``focus_pages``, a sub-question that names pages of the evidence ("Where was Clifford Durr
-born?" and the page "Clifford Durr") is answered from those pages only (:func:`focus`).
+born?" and the page "Clifford Durr") is answered from those pages only (:func:`sunar.text.focus`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence."""
@@ -26,8 +26,8 @@ from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_cal
 from sunar.prompts.spans import grounded_schema
 from sunar.resources import resources
 from sunar.signals import known
-from sunar.state import Candidate, Chain, Evidence, Hop, evidence_of
-from sunar.text import named_share
+from sunar.state import Candidate, Chain, Hop, evidence_of
+from sunar.text import focus
 from sunar.usage import node
 
 
@@ -48,18 +48,6 @@ def branches(candidates: list[Candidate], cfg: Configuration, chains_taken: int)
         return None, []
     room = max(0, cfg.max_chains - chains_taken)
     return named[0], named[1 : min(cfg.branch_width, 1 + room)]
-
-
-#: The least share of a page title's words a sub-question must name for the hop to be read from it.
-FOCUS_SHARE = 0.5
-
-
-def focus(question: str, evidence: list[Evidence]) -> list[Evidence]:
-    """The pages the question names most (:func:`sunar.text.named_share`, at least
-    :data:`FOCUS_SHARE`), in the evidence's order; all of the evidence when it names none."""
-    shares = [named_share(e["title"], question) for e in evidence]
-    best = max(shares, default=0.0)
-    return [e for e, s in zip(evidence, shares, strict=True) if s == best] if best >= FOCUS_SHARE else evidence
 
 
 def make_answer_hop(sampling: bool = True) -> Any:

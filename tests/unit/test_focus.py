@@ -9,8 +9,8 @@ import pytest
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources
 from scripted import ScriptedLLM
 from sunar.graph import build_graph
-from sunar.nodes.answer_hop import focus
-from sunar.text import named_share
+from sunar.signals import named_pages
+from sunar.text import focus, named_share
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
 CORPUS = docs(
@@ -80,3 +80,12 @@ def test_focused_grounded_answers_offer_only_the_read_pages_spans():
     enums = [s["properties"]["answer"]["enum"] for s in llm.schemas if s and "enum" in s.get("properties", {}).get("answer", {})]
     assert any("Missoula, Montana" in e and "Brooklyn" not in e for e in enums)
     assert not any("Cork" in e for e in enums)
+
+
+def test_the_named_pages_signal_is_the_share_of_hops_that_found_their_page():
+    lynch = [{"title": "David Lynch (director)"}, {"title": "Mel Brooks"}]
+    hops = [{"question": "Where was David Lynch born?", "evidence": lynch}, {"question": "Who directed Ronnie Rocket?", "evidence": lynch}]
+    assert named_pages(hops) == 0.5 and named_pages(hops[:1]) == 1.0 and named_pages([]) is None
+    assert named_pages([{"question": "Where was David Lynch born?", "evidence": []}]) == 0.0
+    out, _ = run()  # recorded whether or not focus_pages is on: both hops name a page
+    assert out["signals"]["named_pages"] == 1.0
