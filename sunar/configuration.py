@@ -171,6 +171,11 @@ class Configuration(Settings):
         description="MER's answer is copied, under a grammar, from the hops' answers, 'yes'/'no', the names in the "
         "question or the spans of its evidence (or 'unknown'): a short answer, never a sentence.",
     )
+    whole_answers: bool = Field(
+        False,
+        description="With grounded_final, MER may not cut a hop's answer: the pieces of the hops' answers ('Bratislava' "
+        "of 'Academy of Performing Arts in Bratislava') are not among its spans (drop_country still drops a country).",
+    )
     final_not_bridge: bool = Field(
         False,
         description="When MER answers with a bridge entity (an earlier hop's answer that a later sub-question "

@@ -1,7 +1,8 @@
 """MER, the Meta Evidence Reasoner: one LLM call with the original question, the whole reasoning
 path and the gathered evidence; the reply is a rationale, then the answer (one JSON object). With
 ``grounded_final``, the answer is decoded as one of the hops' answers, "yes", "no", a name in the
-question or a span of the evidence (:func:`sunar.prompts.spans.final_spans`). With
+question or a span of the evidence (:func:`sunar.prompts.spans.final_spans`); with ``whole_answers``
+never a piece of a hop's answer (:func:`sunar.prompts.spans.without_parts`). With
 ``final_not_bridge``, an answer that is a bridge entity of the path (:func:`sunar.prompts.mer.bridges`)
 is asked for once more, the step pointed out."""
 
@@ -28,7 +29,7 @@ from sunar.prompts.mer import (
     parse_mer,
     rationale_of,
 )
-from sunar.prompts.spans import choice_schema, final_spans
+from sunar.prompts.spans import choice_schema, final_spans, without_parts
 from sunar.resources import resources
 from sunar.usage import node
 
@@ -41,6 +42,8 @@ def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     evidence = state.get("evidence") or []
     messages = mer_messages(state["question"], path, evidence)
     allowed = final_spans(state["question"], [a for _, a in path], evidence) if cfg.grounded_final else None
+    if allowed is not None and cfg.whole_answers:
+        allowed = without_parts(allowed, [a for _, a in path])
     schema = grounded_schema(allowed) if allowed is not None else SCHEMA
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, config=config, schema=cfg.reply_schema(schema)).content)
     rationale, answer, well_formed = parse_mer(reply)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from sunar.prompts.answer import SCHEMA, UNKNOWN
 from sunar.prompts.structured import Schema, object_schema
+from sunar.text import normalize_answer
 
 #: Most spans offered: the grammar stays small, and the best documents' spans come first.
 MOST_SPANS = 300
@@ -82,6 +83,18 @@ def final_spans(question: str, answers: Sequence[str], evidence: Sequence[dict])
     found = dict.fromkeys(_tidy(a) for a in [*answers, "yes", "no", *_names(question)] if a and a != UNKNOWN and len(a) <= limit)
     found.update(dict.fromkeys(spans(evidence)))
     return [s for s in found if s][:MOST_SPANS]
+
+
+def without_parts(allowed: Sequence[str], answers: Sequence[str]) -> list[str]:
+    """``allowed`` without the pieces of the answers: a span whose words run inside one of the
+    ``answers`` but are not all of it ("Bratislava" of "Academy of Performing Arts in Bratislava")."""
+    wholes = [f" {normalize_answer(a)} " for a in answers if a and a != UNKNOWN and normalize_answer(a)]
+
+    def piece(span: str) -> bool:
+        words = f" {normalize_answer(span)} "
+        return words.strip() != "" and any(words in whole and words != whole for whole in wholes)
+
+    return [s for s in allowed if not piece(s)]
 
 
 def choice_schema(allowed: Sequence[str]) -> Schema:

@@ -10,7 +10,7 @@ from sunar.nodes.vote import tally
 from sunar.prompts.mer import bridge_in, bridges
 from sunar.prompts.plan import SYSTEM as PLAN_SYSTEM
 from sunar.prompts.self_ask import SYSTEM as SELF_ASK_SYSTEM
-from sunar.prompts.spans import final_spans, grounded_schema, spans
+from sunar.prompts.spans import final_spans, grounded_schema, spans, without_parts
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
 CORPUS = docs(
@@ -37,11 +37,11 @@ def self_ask(prompt: str) -> str:
     return f"So the final answer is: {found[-1]}"
 
 
-def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", retry=None, plan="", **config):
+def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", retry=None, plan="", lynch_born="Missoula", **config):
     """The graph on the question; the director's answers are (greedy, sample 1, sample 2, ...);
     ``retry``: MER's reply when it is asked again because it named a bridge entity; ``plan``: the
     reply to a planned decomposition's prompt."""
-    places = {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}
+    places = {"Where was David Lynch born?": lynch_born, "Where was Mel Brooks born?": "Brooklyn"}
 
     def answer(question, i):
         if question == "Who directed Ronnie Rocket?":
@@ -188,6 +188,20 @@ def test_a_grounded_final_answer_is_one_of_the_hops_answers_the_questions_names_
     out, llm = run()
     assert all("enum" not in s["properties"]["answer"] for s in llm.schemas if s and "rationale" in s.get("properties", {}))
     assert final_spans("Is A taller than B?", ["unknown", "x" * 200], []) == ["yes", "no", "B"]  # "Is" and "A" begin sentences
+
+
+def test_whole_answers_keep_the_pieces_of_the_hops_answers_out_of_the_final_spans():
+    def allowed(**config):
+        _, llm = run(grounded_final=True, lynch_born="Missoula, Montana", **config)
+        return [s for s in llm.schemas if s and "rationale" in s.get("properties", {})][-1]["properties"]["answer"]["enum"]
+
+    assert "Missoula" in allowed() and "Montana" in allowed()  # the evidence's spans, pieces of the hop's answer
+    kept = allowed(whole_answers=True)
+    assert "Missoula, Montana" in kept and "Missoula" not in kept and "Montana" not in kept and "David" not in kept
+    assert "David Lynch" in kept and "Brooklyn" not in kept and kept[-1] == "unknown"
+    assert without_parts(["Bratislava", "Academy of Performing Arts in Bratislava", "Arts in", "Vienna", "yes"],
+                         ["Academy of Performing Arts in Bratislava", "unknown", ""]) == ["Academy of Performing Arts in Bratislava", "Vienna", "yes"]
+    assert without_parts(["Korea"], ["Korean Peninsula"]) == ["Korea"]  # a piece is whole words
 
 
 def test_a_final_answer_that_is_a_bridge_entity_is_asked_for_again():
