@@ -68,6 +68,8 @@ S_PLAN, DEMOS_PLAN = f"{S_DROP}+decomposition=plan", f"{DEMOS_DROP}+decompositio
 S_FOCUS, DEMOS_FOCUS = f"{S_DROP}+focus_pages=true", f"{DEMOS_DROP}+focus_pages=true"
 #: ... and ending Self-Ask when a follow-up goes round the last answer (``end_loops``).
 S_LOOPS, DEMOS_LOOPS = f"{S_FOCUS}+end_loops=true", f"{DEMOS_FOCUS}+end_loops=true"
+#: ... and S's MER never cutting a hop's answer (``whole_answers``; Self-Ask has no MER).
+S_WHOLE = f"{S_LOOPS}+whole_answers=true"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -140,12 +142,15 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: headline_table([("Self-Ask", dev100(DEMOS_DROP, DEMOS_PLAN), DEMOS_DROP, DEMOS_PLAN),
                                  ("S", dev100(S_DROP, S_PLAN), S_DROP, S_PLAN)], names=("stepping", "planned"))),
         (f"Reading the pages a sub-question names, dev 1-100: {where(ACTS, ACTS2)}",
-         lambda: answers_table(dev100(DEMOS_DROP, S_DROP, DEMOS_FOCUS, S_FOCUS, DEMOS_LOOPS, S_LOOPS), [DEMOS_DROP, S_DROP, DEMOS_FOCUS, S_FOCUS, DEMOS_LOOPS, S_LOOPS], base=DEMOS_DROP)),
-        (f"Each graph reading the named pages against all, then also ending loops, dev 1-100: {where(ACTS, ACTS2)}",
+         lambda: answers_table(dev100(DEMOS_DROP, S_DROP, DEMOS_FOCUS, S_FOCUS, DEMOS_LOOPS, S_LOOPS, S_WHOLE),
+                               [DEMOS_DROP, S_DROP, DEMOS_FOCUS, S_FOCUS, DEMOS_LOOPS, S_LOOPS, S_WHOLE], base=DEMOS_DROP)),
+        (f"Each switch against the row before it, dev 1-100: {where(ACTS, ACTS2)}",
          lambda: headline_table([("Self-Ask: `focus_pages`", dev100(DEMOS_DROP, DEMOS_FOCUS), DEMOS_DROP, DEMOS_FOCUS),
                                  ("S: `focus_pages`", dev100(S_DROP, S_FOCUS), S_DROP, S_FOCUS),
                                  ("Self-Ask: `end_loops` too", dev100(DEMOS_FOCUS, DEMOS_LOOPS), DEMOS_FOCUS, DEMOS_LOOPS),
-                                 ("S: `end_loops` too", dev100(S_FOCUS, S_LOOPS), S_FOCUS, S_LOOPS)], names=("before", "with the switch"))),
+                                 ("S: `end_loops` too", dev100(S_FOCUS, S_LOOPS), S_FOCUS, S_LOOPS),
+                                 ("S: `whole_answers` too", dev100(S_LOOPS, S_WHOLE), S_LOOPS, S_WHOLE)],
+                                names=("before", "with the switch"))),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN])),
