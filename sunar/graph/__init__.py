@@ -179,7 +179,12 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"uncertain: retrieving again for {update['requery']!r}"
     if node == "answer_hop":
         hop = (update.get("hops") or [{}])[-1]
-        line = f"intermediate answer: {hop.get('answer')} (from {len(hop.get('evidence') or [])} documents)"
+        evidence = hop.get("evidence") or []
+        if hop.get("read"):  # focus_pages: read from the pages the sub-question names
+            titles = [e["title"] for e in evidence if e["id"] in hop["read"]]
+            line = f"intermediate answer: {hop.get('answer')} (from {len(titles)} of {len(evidence)} documents, the pages it names: {', '.join(titles)})"
+        else:
+            line = f"intermediate answer: {hop.get('answer')} (from {len(evidence)} documents)"
         if hop.get("candidates"):
             line += "; candidates: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
         return line

@@ -8,7 +8,7 @@ import pytest
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources
 from scripted import ScriptedLLM
-from sunar.graph import build_graph
+from sunar.graph import build_graph, describe_step
 from sunar.signals import named_pages
 from sunar.text import focus, named_share
 
@@ -89,3 +89,11 @@ def test_the_named_pages_signal_is_the_share_of_hops_that_found_their_page():
     assert named_pages([{"question": "Where was David Lynch born?", "evidence": []}]) == 0.0
     out, _ = run()  # recorded whether or not focus_pages is on: both hops name a page
     assert out["signals"]["named_pages"] == 1.0
+
+
+def test_the_stream_says_which_pages_a_hop_was_read_from():
+    out, _ = run(focus_pages=True)
+    line = describe_step("answer_hop", {"hops": out["hops"][-1:]}, {})
+    assert line == "intermediate answer: Missoula (from 1 of 3 documents, the pages it names: David Lynch (director))"
+    plain, _ = run()
+    assert describe_step("answer_hop", {"hops": plain["hops"][-1:]}, {}) == "intermediate answer: Brooklyn (from 3 documents)"
