@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sunar.prompts.answer import UNKNOWN
-from sunar.text import FOCUS_SHARE, content_words, named_share, normalize_answer
+from sunar.text import content_words, named_pages_of, normalize_answer
 
 
 def agrees(a: str, b: str) -> bool:
@@ -65,11 +65,11 @@ def chain_broken(hops: Sequence[dict[str, Any]]) -> float | None:
 
 
 def named_pages(hops: Sequence[dict[str, Any]]) -> float | None:
-    """The share of hops whose sub-question names a page of their evidence (at least
-    :data:`sunar.text.FOCUS_SHARE` of its title): a hop about a named entity found that entity's page."""
+    """The share of hops whose sub-question names a page of their evidence
+    (:func:`sunar.text.named_pages_of`): a hop about a named entity found that entity's page."""
     if not hops:
         return None
-    named = [max((named_share(e["title"], h["question"]) for e in h.get("evidence") or []), default=0.0) >= FOCUS_SHARE for h in hops]
+    named = [bool(named_pages_of(h["question"], h.get("evidence") or [])) for h in hops]
     return round(sum(named) / len(named), 4)
 
 

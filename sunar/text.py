@@ -56,12 +56,17 @@ Page = TypeVar("Page", bound=Mapping[str, Any])
 FOCUS_SHARE = 0.5
 
 
-def focus(question: str, evidence: Sequence[Page]) -> list[Page]:
-    """The pages the question names most (:func:`named_share`, at least
-    :data:`FOCUS_SHARE`), in the evidence's order; all of the evidence when it names none."""
+def named_pages_of(question: str, evidence: Sequence[Page]) -> list[Page]:
+    """The pages the question names most (:func:`named_share`, at least :data:`FOCUS_SHARE`), in
+    the evidence's order; none when it names none."""
     shares = [named_share(e["title"], question) for e in evidence]
     best = max(shares, default=0.0)
-    return [e for e, s in zip(evidence, shares, strict=True) if s == best] if best >= FOCUS_SHARE else list(evidence)
+    return [e for e, s in zip(evidence, shares, strict=True) if s == best] if best >= FOCUS_SHARE else []
+
+
+def focus(question: str, evidence: Sequence[Page]) -> list[Page]:
+    """The pages the question names most (:func:`named_pages_of`); all of the evidence when it names none."""
+    return named_pages_of(question, evidence) or list(evidence)
 
 
 #: Countries a place answer ends with that ISO 3166 names otherwise or not at all (former states).
