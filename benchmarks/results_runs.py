@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from sunar.evals.predictions import latest
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison, retrieval_metrics, token_f1, word_cover_em
 
 DATASETS = (("musique", "MuSiQue"), ("2wiki", "2Wiki"))
@@ -37,7 +38,8 @@ Records = list[dict[str, Any]]
 
 def read_records(run: Path, committed: bool = False) -> Records:
     """The predictions of a run folder. The plain ``predictions.jsonl`` first: it is the working copy
-    of a run in progress or resumed, the fullest. With ``committed``, the file as the repository's
+    of a run in progress or resumed, the fullest. One record per (question, variant), the one a
+    resumed run keeps (:func:`sunar.evals.predictions.latest`). With ``committed``, the file as the repository's
     HEAD holds it (``predictions.jsonl.gz``, or a plain file committed as it is): a run going on
     beside it, which rewrites both files, does not change what RESULTS.md reports until its new
     file is committed. Outside a repository, or for a run not committed yet, the packed file first."""
@@ -51,7 +53,7 @@ def read_records(run: Path, committed: bool = False) -> Records:
         found = (path, path.read_bytes())
     path, data = found
     data = gzip.decompress(data) if path.suffix == ".gz" else data
-    return [json.loads(line) for line in data.splitlines() if line.strip()]
+    return list(latest([json.loads(line) for line in data.splitlines() if line.strip()]).values())
 
 
 def committed_bytes(path: Path) -> bytes | None:

@@ -62,6 +62,15 @@ def test_read_records_prefers_the_working_copy_unless_asked_for_the_committed_fi
     assert len(read_records(records, committed=True)) == 1
 
 
+def test_read_records_keeps_one_record_per_question_and_variant_the_last(records):
+    rows = read_records(records)
+    again = {**rows[0], "answer": "Lyon"}  # the same question answered again by a resumed run
+    (records / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*rows, again]))
+    kept = read_records(records)
+    assert len(kept) == 8
+    assert [r["answer"] for r in kept if (r["id"], r["variant"]) == (again["id"], again["variant"])] == ["Lyon"]
+
+
 def test_summarise_recomputes_the_metrics_from_the_answers(records):
     s = summarise(read_records(records), "sunar", base="self_ask")
     assert s["n"] == 4 and s["right"] == 3
