@@ -23,7 +23,7 @@ from typing import Any
 from sunar import trust
 from sunar.evals.predictions import read_predictions
 from sunar.evals.run import variant_graph, variant_settings
-from sunar.graph import build_graph
+from sunar.graph import build_graph, unread_fields
 
 
 def verdict(record: dict[str, Any], calibration: dict[str, Any] | None, llm: Any) -> dict[str, Any]:
@@ -52,7 +52,8 @@ def refresh(run: Path, llm: Any) -> collections.Counter:
         if variant not in chosen:
             graph = variant_graph(variant)
             schema = build_graph(graph).context_schema
-            values = schema.as_recorded({**recorded, **variant_settings(variant)})
+            unread = unread_fields(graph)
+            values = {k: v for k, v in schema.as_recorded({**recorded, **variant_settings(variant)}).items() if k not in unread}
             chosen[variant] = trust.choose("auto", graph, values, corpus, schema.as_recorded)[0]
         new = verdict(record, chosen[variant], llm)
         counts[(variant, "calibrated" if chosen[variant] else "none matches", "changed" if new["trust"] != record.get("trust") else "same")] += 1

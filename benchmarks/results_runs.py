@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from sunar.evals.predictions import latest
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison, retrieval_metrics, token_f1, word_cover_em
+from sunar.evals.predictions import latest
 
 DATASETS = (("musique", "MuSiQue"), ("2wiki", "2Wiki"))
 

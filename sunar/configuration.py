@@ -22,20 +22,26 @@ from sunar.settings import INJECTED_LLM, Settings
 #: smaller budget keep a question to minutes instead of an hour. The ``paper`` profile is the
 #: field defaults. A baseline's own fields have theirs in its subclass's ``cpu_profile``.
 CPU_PROFILE: dict[str, Any] = {
-    "batch_size": 8,
-    "budget": 16,
-    "samples": 3,
-    "neighbours": 5,
-    "evidence": 5,
-    "first_stage_depth": 50,
-    "max_hops": 3,
-    "chain_check_after": 2,
-    "max_tokens": 128,
-    # With m=3 samples and two batches per sub-question, the paper's score / s halves a whole batch
-    # on one dissenting sample, and a batch that confidently answers off-topic then outranks the
-    # gold one. The official code's contradiction penalty keeps Recall@10 (benchmarks/RESULTS.md).
+    "batch_size": 8, "budget": 16, "samples": 3, "neighbours": 5, "evidence": 5, "first_stage_depth": 50,
+    "max_hops": 3, "chain_check_after": 2, "max_tokens": 128,
+    # With m=3 samples the paper's score / s halves a batch on one dissenting sample; the official
+    # code's contradiction penalty keeps Recall@10 (benchmarks/RESULTS.md), where ASU is asked for.
     "rescoring": "official",
+    # Uncertainty that acts (S), confirmed on dev 101-217 (benchmarks/RESULTS.md): the reader and
+    # decomposition Self-Ask shares, then SUNAR's own (the hop's samples act instead of re-weighting
+    # each batch, which changed 1 answer of 100 at 2.7x Self-Ask's time).
+    "demonstrations": 2, "drop_country": True, "focus_pages": True, "end_loops": True,
+    "asu_batches": False, "hop_samples": 3, "branch_width": 2, "grounded_final": True,
 }
+
+
+#: The fields only SUNAR's graphs (Self-Ask among them) read: NAR, the decomposition, the hop reader,
+#: the chains and MER. A baseline's configuration has them and ignores them.
+SUNAR_ONLY = frozenset({
+    "asu_batches", "hop_samples", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
+    "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "demonstrations",
+    "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
+})
 
 
 class Configuration(Settings):

@@ -177,11 +177,15 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def isotonic(scores: np.ndarray, correct: np.ndarray) -> dict[str, Any]:
     """An isotonic map from a score to the share of right answers (pool-adjacent-violators), as
-    the points :func:`numpy.interp` reads."""
+    the points :func:`numpy.interp` reads. Each level is its block's share with one right and one
+    wrong answer added (a uniform prior), so a block of a few answers never reads 0% or 100%."""
     from sklearn.isotonic import IsotonicRegression
 
+    correct = np.asarray(correct, dtype=float)
     fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(scores, correct)
-    return {"kind": "isotonic", "x": fitted.X_thresholds_.tolist(), "y": fitted.y_thresholds_.tolist()}
+    levels = fitted.predict(scores)
+    smoothed = [(correct[inside].sum() + 1) / (inside.sum() + 2) for inside in (np.isclose(levels, y) for y in fitted.y_thresholds_)]
+    return {"kind": "isotonic", "x": fitted.X_thresholds_.tolist(), "y": np.maximum.accumulate(smoothed).tolist()}
 
 
 def brier(probability: Sequence[float], correct: Sequence[float]) -> float:

@@ -40,7 +40,7 @@ from langgraph.graph import END, START, StateGraph
 from sunar.baselines.gensco import graph as gensco_graph
 from sunar.baselines.ra_isf import graph as ra_isf_graph
 from sunar.baselines.rag import graph as rag_graph
-from sunar.configuration import Configuration
+from sunar.configuration import SUNAR_ONLY, Configuration
 from sunar.errors import SunarError
 from sunar.nar import nar_goes_on, outranked
 from sunar.nodes.answer_hop import make_answer_hop
@@ -69,6 +69,15 @@ class Variant:
     asu: bool  # answer sampling + NLI clustering + rescoring
     mer: bool  # Meta Evidence Reasoner
     graph: bool  # neighbour graph (NAR); off: first-stage re-ranking only
+
+    def unread(self) -> frozenset[str]:
+        """The configuration fields this variant's structure never reads (so they cannot change its answers)."""
+        return (frozenset() if self.asu else ASU_FIELDS) | (frozenset() if self.mer else MER_FIELDS)
+
+
+#: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into), and MER.
+ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "branch_width", "max_chains", "requery"})
+MER_FIELDS = frozenset({"grounded_final", "whole_answers", "final_not_bridge"})
 
 
 VARIANTS: dict[str, Variant] = {
@@ -120,7 +129,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("final", mer if v.mer else conclude)
     g.add_node("vote", vote)
     g.add_node("shorten", shorten)
-    g.add_node("confidence", make_confidence(variant))
+    g.add_node("confidence", make_confidence(variant, unread=v.unread()))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")
@@ -218,6 +227,12 @@ GRAPHS: dict[str, GraphKind] = {
     "rag": GraphKind(rag_graph.build_rag, rag_graph.describe_step, "answer", pooled=True),
 }
 GRAPH_NAMES: tuple[str, ...] = tuple(GRAPHS)
+
+
+def unread_fields(name: str) -> frozenset[str]:
+    """The configuration fields the named graph never reads: they cannot change its answers, so its
+    calibration does not compare them (a baseline never reads SUNAR's own)."""
+    return VARIANTS[name].unread() if name in VARIANTS else SUNAR_ONLY
 
 
 def check_graph(name: str) -> str:

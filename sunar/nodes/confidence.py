@@ -42,13 +42,17 @@ def corpus_of(index: Any) -> str | None:
     return (getattr(index, "manifest", None) or {}).get("corpus_fingerprint")
 
 
-def make_confidence(graph: str, schema: type[Configuration] = Configuration) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
+def make_confidence(
+    graph: str, schema: type[Configuration] = Configuration, unread: frozenset[str] = frozenset()
+) -> Callable[[dict[str, Any], RunnableConfig], dict[str, Any]]:
     """The confidence step of the named graph (a calibration is fitted per graph, and must match
-    the settings of the graph's own configuration ``schema`` that change its answers)."""
+    the settings of the graph's own configuration ``schema`` that change its answers: every field
+    but those of ``unread``, which the graph's structure never reads)."""
 
     @node("confidence")
     def confidence(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         cfg = schema.from_runnable_config(config)
+        read = {k: v for k, v in cfg.values().items() if k not in unread}
         res = resources(config)
         m = max(1, cfg.confidence_samples or cfg.samples)
         messages = answer_messages(state["question"], state.get("evidence") or [])
@@ -62,7 +66,7 @@ def make_confidence(graph: str, schema: type[Configuration] = Configuration) -> 
         found = signals(state, samples, sets, agreement)
         if cfg.answer_likelihood:
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
-        calibration, why_not = trust.choose(cfg.calibration, graph, cfg.values(), corpus_of(res.index), schema.as_recorded)
+        calibration, why_not = trust.choose(cfg.calibration, graph, read, corpus_of(res.index), schema.as_recorded)
         if calibration:
             if "probe" in calibration["features"]:
                 found["probe"] = trust.probe_signal(calibration, res.llm, state["question"], state["answer"])

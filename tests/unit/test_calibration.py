@@ -129,6 +129,13 @@ def test_the_map_to_a_probability_is_the_one_that_holds_out_better():
     assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] == 0.9  # the trust level answers the agreeing half
 
 
+def test_the_isotonic_map_never_reads_certainty_into_a_few_answers():
+    # the lowest scores are 3 wrong answers, the highest 2 right ones: shares of 0 and 1, shown as 1/5 and 3/4
+    mapping = cal.isotonic(np.array([0.1, 0.2, 0.3, 0.5, 0.6, 0.8, 0.9]), np.array([0, 0, 0, 1, 0, 1, 1]))
+    assert mapping["y"] == pytest.approx([1 / 5, 1 / 5, 2 / 4, 2 / 4, 3 / 4, 3 / 4])
+    assert mapping["y"] == sorted(mapping["y"])  # still a monotone map
+
+
 def test_a_check_reports_the_auroc_with_its_interval_and_the_ece():
     rows = [{"id": str(i), "metrics": {"cover_em": float(i % 3 == 0)}, "signals": {"agreement": float(i % 3 == 0) if i % 5 else 0.5}} for i in range(60)]
     fitted = cal.fit_calibration(rows, alpha=0.3)

@@ -89,11 +89,19 @@ def test_a_graph_run_as_studio_runs_it_on_the_embedded_model_uses_the_cpu_settin
         {"configurable": {"resources": make_resources()}},
         context={"llm": EMBEDDED},
     )
-    batches = out["hops"][0]["batches"]
-    assert [len(b["ids"]) for b in batches] == [8, 8]  # b = 8, c = 16 (the paper's b = 16, c = 100)
-    assert len(batches[0]["answers"]) == 3  # m = 3 (the paper's 10); the second batch ranks below the first's top 5
-    assert "answers" not in batches[1]
+    hop = out["hops"][0]
+    assert [len(b["ids"]) for b in hop["batches"]] == [8, 8]  # b = 8, c = 16 (the paper's b = 16, c = 100)
+    # uncertainty that acts: no batch is sampled (asu_batches off); the hop's answer and its 3 more samples are
+    assert not any("answers" in b for b in hop["batches"]) and len(hop["samples"]) == 1 + 3
+    assert hop["candidates"] == [{"answer": "David Lynch", "share": 1.0}]
     assert len(out["evidence"]) <= 5  # l = 5
+    paper = build_graph("sunar").invoke(
+        {"question": "Where was the director of film Ronnie Rocket born?"},
+        {"configurable": {"resources": make_resources()}},
+        context={"llm": EMBEDDED, "profile": "paper", "batch_size": 8, "budget": 16, "samples": 3},
+    )
+    batches = paper["hops"][0]["batches"]
+    assert len(batches[0]["answers"]) == 3 and "samples" not in paper["hops"][0]  # the paper's ASU: m answers per batch
 
 
 def test_a_graph_run_with_a_bad_value_from_an_api_caller_stops_with_the_one_clear_error():
@@ -206,7 +214,7 @@ def test_a_committed_runs_recorded_settings_read_back_unchanged():
     for configuration in newest:
         assert set(configuration) <= set(AnyConfiguration.model_fields)
         again = AnyConfiguration.as_recorded(configuration)
-        assert {k: str(again[k]) for k in configuration} == {k: str(v) for k, v in configuration.items()}  # "2" as a --set gave it
+        assert {k: str(again[k]).lower() for k in configuration} == {k: str(v).lower() for k, v in configuration.items()}  # "2", "true" as a --set gave them
         assert set(Configuration.as_recorded(configuration)) == set(Configuration.model_fields)
 
 

@@ -18,7 +18,7 @@ def record(variant, qid="q1", **fields):
 def test_today_s_calibration_or_none_and_nothing_else_changes(tmp_path):
     meta = {"configuration": SHIPPED["configuration"], "corpus": SHIPPED["corpus"]}
     (tmp_path / "run.json").write_text(json.dumps(meta))
-    records = [record("self_ask"), record("self_ask+demonstrations=2"), {"id": "q2", "variant": "self_ask", "error": "boom"}]
+    records = [record("self_ask"), record("self_ask+focus_pages=false"), {"id": "q2", "variant": "self_ask", "error": "boom"}, record("self_ask+hop_samples=5")]
     (tmp_path / "predictions.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in records).encode()))
 
     def no_model():
@@ -28,7 +28,9 @@ def test_today_s_calibration_or_none_and_nothing_else_changes(tmp_path):
     after = [json.loads(line) for line in gzip.decompress((tmp_path / "predictions.jsonl.gz").read_bytes()).decode().splitlines()]
     expected = trust.judge(SIGNALS, SHIPPED)
     assert after[0] == {**records[0], "trust": expected["trust"], "abstained": expected["abstained"]} and after[0]["trust"] != 0.99
-    assert after[1] == {**records[1], "trust": None, "abstained": False}  # demonstrations=2: fitted with 0
+    assert after[1] == {**records[1], "trust": None, "abstained": False}  # focus_pages=false: fitted with true
     assert after[2] == records[2]
-    assert counts == {("self_ask", "calibrated", "changed"): 1, ("self_ask+demonstrations=2", "none matches", "changed"): 1}
+    assert after[3]["trust"] == expected["trust"]  # hop samples: a field Self-Ask never reads
+    assert counts == {("self_ask", "calibrated", "changed"): 1, ("self_ask+focus_pages=false", "none matches", "changed"): 1,
+                      ("self_ask+hop_samples=5", "calibrated", "changed"): 1}
     assert not (tmp_path / "predictions.jsonl").exists()  # a run that kept only the compressed copy still does

@@ -226,25 +226,54 @@ def test_confidence_samples_and_the_answer_likelihood_signal():
 def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_runs_on_the_dev_corpus():
     """One per graph that has labelled runs, fitted on dev questions 1-100 only (--alpha 0.3): each says for which
     graph, model, settings and corpus; each applies to that graph's default cpu run on the shared corpus, and to nothing else."""
-    from sunar.configuration import Configuration
+    from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
+    from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
+    from sunar.configuration import SUNAR_ONLY, Configuration
 
     shipped = {trust.graph_of(c): c for c in trust.candidates("auto")}
     assert set(shipped) >= {"sunar", "self_ask", "sunar_r", "sunar_no_asu", "gensco", "ra_isf", "rag"}
-    defaults = Configuration.resolve({"llm": "embedded:qwen2.5-1.5b"}).values()
     corpus = shipped["sunar"]["corpus"]["sha256"]
+    schemas = {"gensco": GenscoConfiguration, "gensco_stop": GenscoConfiguration, "ra_isf": RaIsfConfiguration, "rag": PoolConfiguration}
     for graph, calibration in shipped.items():
         assert calibration["llm"] == "embedded:qwen2.5-1.5b" and calibration["questions"]["file"] == "dev.jsonl"
         assert calibration["corpus"]["sha256"] == corpus and calibration["features"][: len(trust.COMBINED)] == list(trust.COMBINED)
         assert len(set(calibration["ids"])) == calibration["fitted_on"] == calibration["n"] in (40, 100)
-        assert trust.choose("auto", graph, defaults, corpus, Configuration.as_recorded) == (calibration, ""), graph
-    sunar = shipped["sunar"]
-    assert sunar["runs"] == ["dev100-structured-qwen1.5b-cpu"] and sunar["fitted_on"] == 100
-    assert sunar["features"] == [*trust.COMBINED, "probe"] and len(sunar["probe"]["coef"]) == 1536  # a probe on the 1.5B's hidden state
+        if graph in schemas:  # a baseline's answers do not depend on SUNAR's own fields, which its graph never reads
+            schema = schemas[graph]
+            defaults = {k: v for k, v in schema.resolve({"llm": "embedded:qwen2.5-1.5b"}).values().items() if k not in SUNAR_ONLY}
+            assert trust.choose("auto", graph, defaults, corpus, schema.as_recorded) == (calibration, ""), graph
+    # S, the cpu profile's SUNAR, and Self-Ask with the reader it shares: fitted on their dev 1-100 runs
+    for graph in ("sunar", "self_ask"):
+        assert shipped[graph]["runs"] == ["dev41-acts-qwen1.5b-cpu", "dev42-100-acts-qwen1.5b-cpu"] and shipped[graph]["fitted_on"] == 100
+    defaults = Configuration.resolve({"llm": "embedded:qwen2.5-1.5b"}).values()
+    assert trust.choose("auto", "sunar", defaults, corpus, Configuration.as_recorded) == (shipped["sunar"], "")
     assert trust.choose("auto", "sunar", defaults, "another corpus", Configuration.as_recorded)[0] is None
     assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus, Configuration.as_recorded)[0] is None
+    # fitted before the cpu profile turned the switches on: a field its run did not record is at the default it ran with
+    why = trust.choose("auto", "sunar_r", defaults, corpus, Configuration.as_recorded)[1]
+    assert "sunar_r-embedded-qwen2.5-1.5b.json was fitted with other settings: asu_batches=False (fitted with True)" in why
+    sunar = shipped["sunar"]
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
     unsure = trust.judge({"agreement": 0.0, "semantic_entropy": 1.1, "sets": 3, "chain_agrees": 0.0}, sunar)
-    assert 0.0 < unsure["trust"] < sure["trust"] < 1.0 and unsure["why"]
+    assert 0.0 < unsure["trust"] <= sure["trust"] < 1.0
+
+
+@pytest.mark.parametrize(("graph", "calibrated"), [("sunar", True), ("self_ask", True), ("sunar_no_asu", False)])
+def test_a_default_run_on_the_embedded_model_and_the_dev_corpus_shows_the_shipped_calibration(graph, calibrated):
+    """As Studio runs it: only the model named. The fields a graph's structure never reads (Self-Ask's
+    hop samples) do not keep its calibration from applying; those it reads, set otherwise, do."""
+    corpus = {trust.graph_of(c): c for c in trust.candidates("auto")}["sunar"]["corpus"]["sha256"]
+    llm = scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: David Lynch"]), lambda q, i: "David Lynch")
+    index = MemoryIndex(docs(("d1", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch.")), default_ranking=[("d1", 1.0)],
+                        manifest={"corpus_fingerprint": corpus})
+    out = build_graph(graph).invoke({"question": QUESTION}, {"configurable": {"resources": resources(llm, TableScorer({"d1": 1.0}), index)}},
+                                    context={"llm": "embedded:qwen2.5-1.5b"})
+    if calibrated:
+        assert out["confidence_basis"] == f"fitted on 100 labelled answers of {graph} with embedded:qwen2.5-1.5b"
+        assert out["trust"] is not None and out["confidence"] == out["trust"]
+    else:
+        assert out["trust"] is None and out["confidence_basis"].startswith(f"not calibrated: the calibration {trust.SHIPPED / graph}")
+        assert "was fitted with other settings" in out["confidence_basis"]
 
 
 def test_a_reader_that_stops_reading_gets_no_error_line(tmp_path):

@@ -27,6 +27,7 @@ from langgraph.graph import END, START, StateGraph
 from sunar.baselines.gensco.configuration import GenscoConfiguration
 from sunar.baselines.gensco.nodes import answer, candidates, pool, propose, select, stop_check
 from sunar.baselines.gensco.state import GenScoState, PoolInput
+from sunar.configuration import SUNAR_ONLY
 from sunar.errors import SunarError
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import make_confidence
@@ -62,7 +63,7 @@ def build_gensco(variant: str = "gensco", checkpointer: Any = None) -> Any:
     g.add_node("candidates", candidates)
     g.add_node("select", select)
     g.add_node("answer", answer)
-    g.add_node("confidence", make_confidence(variant, GenscoConfiguration))
+    g.add_node("confidence", make_confidence(variant, GenscoConfiguration, unread=SUNAR_ONLY))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")

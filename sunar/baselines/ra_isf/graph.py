@@ -41,6 +41,7 @@ from sunar.baselines.ra_isf.nodes import (
     start,
 )
 from sunar.baselines.ra_isf.state import RaIsfState
+from sunar.configuration import SUNAR_ONLY
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import make_confidence
 from sunar.nodes.gather import gather
@@ -66,7 +67,7 @@ def build_ra_isf(variant: str = "ra_isf", checkpointer: Any = None) -> Any:
     g.add_node("compose", compose)
     g.add_node("finish", finish)
     g.add_node("gather", gather)
-    g.add_node("confidence", make_confidence(variant, RaIsfConfiguration))
+    g.add_node("confidence", make_confidence(variant, RaIsfConfiguration, unread=SUNAR_ONLY))
     g.add_node("respond", respond)
 
     g.add_edge(START, "ask")

@@ -20,6 +20,7 @@ from sunar.baselines.gensco.configuration import PoolConfiguration
 from sunar.baselines.gensco.nodes import answer, pool
 from sunar.baselines.gensco.state import PoolInput, PoolState
 from sunar.baselines.rag.nodes import rank
+from sunar.configuration import SUNAR_ONLY
 from sunar.nodes.ask import make_ask
 from sunar.nodes.confidence import make_confidence
 from sunar.nodes.respond import respond
@@ -29,7 +30,7 @@ from sunar.state import OutputState
 def build_rag(variant: str = "rag", checkpointer: Any = None) -> Any:
     g = StateGraph(PoolState, context_schema=PoolConfiguration, input_schema=PoolInput, output_schema=OutputState)
     g.add_sequence([
-        ("ask", make_ask({"pool": []})), ("pool", pool), ("rank", rank), ("answer", answer), ("confidence", make_confidence(variant, PoolConfiguration)), ("respond", respond),
+        ("ask", make_ask({"pool": []})), ("pool", pool), ("rank", rank), ("answer", answer), ("confidence", make_confidence(variant, PoolConfiguration, unread=SUNAR_ONLY)), ("respond", respond),
     ])
     g.add_edge(START, "ask")
     g.add_edge("respond", END)
