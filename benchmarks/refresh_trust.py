@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sunar import trust
+from sunar import shape_prior, trust
 from sunar.evals.predictions import read_predictions
 from sunar.evals.run import variant_graph, variant_settings
 from sunar.graph import build_graph, unread_fields
@@ -33,6 +33,8 @@ def verdict(record: dict[str, Any], calibration: dict[str, Any] | None, llm: Any
     signals = dict(record["signals"])
     if "probe" in calibration["features"]:
         signals["probe"] = trust.probe_signal(calibration, llm(), record["question"], record["answer"])
+    if "shape_prior" in calibration["features"]:
+        signals["shape_prior"] = shape_prior.signal(calibration, record["question"])
     found = trust.judge(signals, calibration)
     return {"trust": found["trust"], "abstained": found["abstained"]}
 

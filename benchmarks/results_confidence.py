@@ -45,14 +45,15 @@ def signals_table(columns: Sequence[tuple[str, Records]], features: Sequence[str
     return table(header, body)
 
 
-def calibrated_table(columns: Sequence[tuple[str, Records, Records]], alpha: float = 0.3) -> str:
+def calibrated_table(columns: Sequence[tuple[str, Records, Records] | tuple[str, Records, Records, dict[str, Any]]], alpha: float = 0.3) -> str:
     """What ``sunar calibrate`` fits on one set of answers (the combined signals, their map to a
     probability, the trust level for error rate ``alpha``), scored on answers to other questions:
     AUROC with its 95% bootstrap interval, ECE of the probability shown, accuracy of the most
-    trusted, and what the trust level answers there."""
+    trusted, and what the trust level answers there. A column's fourth item, if any, is what
+    ``fit_calibration`` is given besides (``weights``, ``shapes``)."""
     stats = []
-    for _, fit_on, score_on in columns:
-        fitted = calibration.fit_calibration([r for r in fit_on if not r.get("error")], alpha)
+    for _, fit_on, score_on, *given in columns:
+        fitted = calibration.fit_calibration([r for r in fit_on if not r.get("error")], alpha, **(given[0] if given else {}))
         stats.append((fitted, calibration.check_calibration(fitted, [r for r in score_on if not r.get("error")])))
 
     def interval(c: dict[str, Any]) -> str:
@@ -63,9 +64,9 @@ def calibrated_table(columns: Sequence[tuple[str, Records, Records]], alpha: flo
             return "none kept it on the fitted answers"
         return f"{f['threshold']:.2f}: answers {c['answered']} ({c['coverage']:.0%}), {fmt(c['accuracy_answered'])} right"
 
-    header = ["", *(label for label, _, _ in columns)]
+    header = ["", *(column[0] for column in columns)]
     body = [["fitted on: answers (right)", *(f"{f['n']} ({round(f['n'] * float(correct([r for r in fo if not r.get('error')]).mean()))})"
-                                             for (f, _), (_, fo, _) in zip(stats, columns, strict=True))],
+                                             for (f, _), (_, fo, *_) in zip(stats, columns, strict=True))],
             ["map to a probability; cross-fitted AUROC there", *(f"{f['mapping']['kind']}; {fmt(f['auroc_held_out'])}" for f, _ in stats)],
             ["scored on: answers (right)", *(f"{c['n']} ({round(c['accuracy'] * c['n'])})" for _, c in stats)],
             ["**AUROC [95% bootstrap]**", *(f"**{interval(c)}**" for _, c in stats)],

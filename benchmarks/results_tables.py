@@ -182,6 +182,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The shipped calibration with the probe on the hidden state: {probe[1]}", lambda: probe_table(probe[0])),
         (f"The probability shown for uncertainty that acts, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"`{v}`", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v)) for v in (S, DEMOS, S_PLAN, DEMOS_PLAN, S_LOOPS, DEMOS_LOOPS)])),
+        (f"The prior of questions shaped alike, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
+         lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), given)
+                                   for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
+                                   for label, given in (("shipped", {}), ("shape prior", {"shapes": True}),
+                                                        ("shape prior, a weight per signal", {"shapes": True, "weights": "fitted"}))])),
         (f"S's signals with the probe, fitted on dev 1-100, scored on dev 101-217: {probe_s[1]}",
          lambda: probe_table(probe_s[0], "S", "dev 101-217")),
         # Cost

@@ -27,7 +27,7 @@ from sunar.errors import SunarError
 #: Every signal of trust an eval report rates, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
-    "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob", "probe",
+    "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
 )
 #: The signals the combined score uses: those whose AUROC alone was at least 0.55 on sunar's
 #: answers to dev questions 1-100 (the final samples' agreement, their semantic entropy and number
@@ -52,6 +52,7 @@ REASONS = {
     "fallback": "the final reasoning broke its format",
     "answer_logprob": "the model finds the answer unlikely given its evidence",
     "probe": "the model's own hidden state reads like its wrong answers",
+    "shape_prior": "questions shaped like this one were mostly answered wrong",
 }
 #: Configuration fields that do not change which answer is given (where models and indexes are
 #: served or cached, how trust is shown); a calibration must match every other field.

@@ -32,13 +32,15 @@ def _runs(runs: str | Path | Sequence[str | Path]) -> list[Path]:
 
 def calibrate_run(
     runs: str | Path | Sequence[str | Path], variant: str, alpha: float, delta: float = 0.1, weights: str = "equal", probe: bool = False,
+    shapes: bool = False,
 ) -> dict[str, Any]:
     """A calibration file's content from the answers of ``variant`` in one or more evaluation runs
     (pooled, each question once: the first run that answered it counts): the graph, LLM,
     settings and data it was fitted for (from the runs' run.json, which must agree on model and
     corpus), the questions it was fitted on, and
     :func:`~sunar.evals.calibration.fit_calibration`. With ``probe``, a probe on the LLM's hidden
-    state is trained on every graph's answers in the runs and joins the combined signals."""
+    state is trained on every graph's answers in the runs and joins the combined signals; with
+    ``shapes``, the prior of questions shaped alike (:mod:`sunar.shape_prior`) joins them."""
     folders = _runs(runs)
     if not 0 < alpha < 1 or not 0 < delta < 1:
         raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
@@ -60,7 +62,7 @@ def calibrate_run(
 
         extra["probe"], extra["probe_training"] = probe_signals(reader(str(llm)), everything, records)
     try:
-        fitted = fit_calibration(records, alpha, delta, weights, features=(*COMBINED, "probe") if probe else COMBINED)
+        fitted = fit_calibration(records, alpha, delta, weights, features=(*COMBINED, "probe") if probe else COMBINED, shapes=shapes)
     except ValueError as exc:
         raise SunarError(f"{', '.join(map(str, folders))}, variant {variant}: {exc}") from None
     configuration = {**(first.get("configuration") or {}), **variant_settings(variant)}

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import beta, rankdata
 
+from sunar import shape_prior
 from sunar.trust import COMBINED, FEATURES, WEIGHTS, predict, probability, signal_matrix
 
 COVERAGES = (0.25, 0.5, 0.75)
@@ -193,18 +194,32 @@ def brier(probability: Sequence[float], correct: Sequence[float]) -> float:
     return float(np.mean((np.asarray(probability, dtype=float) - np.asarray(correct, dtype=float)) ** 2))
 
 
+def with_shape_prior(rows: Sequence[dict[str, Any]], calibration: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The rows, each with its ``shape_prior`` signal: from ``calibration``'s labelled shapes, or
+    (fitting one) from the other rows, leaving each row's own label out (:mod:`sunar.shape_prior`)."""
+    if calibration is None:
+        priors = shape_prior.leave_one_out([str(r.get("question", "")) for r in rows], [right(r) for r in rows])
+    else:
+        priors = [shape_prior.signal(calibration, str(r.get("question", ""))) for r in rows]
+    return [{**r, "signals": {**(r.get("signals") or {}), "shape_prior": p}} for r, p in zip(rows, priors, strict=True)]
+
+
 def fit_calibration(
     records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1, weights: str = "equal", features: Sequence[str] = COMBINED,
+    shapes: bool = False,
 ) -> dict[str, Any]:
     """The combination of signals (``weights``: equal, or one fitted per signal) fitted on every
     answer; its map to a probability (Platt: the combination's own logistic, or isotonic on its
     scores), whichever gives the lower Brier score on answers it was not fitted on (cross-fitted:
     each answer scored by a fit on the other folds); and the trust level at which the answers
     given are at most ``alpha`` wrong with probability 1 - ``delta``, found on those cross-fitted
-    probabilities (cross-conformal: the promise holds for questions like these, approximately)."""
+    probabilities (cross-conformal: the promise holds for questions like these, approximately).
+    With ``shapes``, the answers' questions' shapes are kept and ``shape_prior`` joins the features."""
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if len(rows) < 4:
         raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
+    if shapes:
+        rows, features = with_shape_prior(rows), [*features, "shape_prior"]
     correct = np.array([right(r) for r in rows])
     if len(set(correct)) < 2:
         raise ValueError("the answers are all right or all wrong; calibrate on more questions")
@@ -227,6 +242,7 @@ def fit_calibration(
         "model": model,
         "mapping": mapping,
         "brier_cv": {k: round(v, 4) for k, v in scores.items()},
+        **({"shapes": shape_prior.labelled([str(r.get("question", "")) for r in rows], correct), "shape_k": shape_prior.K} if shapes else {}),
         "ids": [str(r["id"]) for r in rows],
         "fitted_on": len(rows),
         "auroc_held_out": auroc(held, correct),
@@ -251,6 +267,8 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if not rows:
         raise ValueError("no answers with signals to check the calibration on")
+    if "shape_prior" in calibration["features"]:
+        rows = with_shape_prior(rows, calibration)
     correct = np.array([right(r) for r in rows])
     scores = probability(calibration, signal_matrix(rows, calibration["features"]))
     answered = scores >= float(calibration["threshold"])

@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar import trust
+from sunar import shape_prior, trust
 from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
@@ -70,6 +70,8 @@ def make_confidence(
         if calibration:
             if "probe" in calibration["features"]:
                 found["probe"] = trust.probe_signal(calibration, res.llm, state["question"], state["answer"])
+            if "shape_prior" in calibration["features"]:
+                found["shape_prior"] = shape_prior.signal(calibration, state["question"])
             verdict = trust.judge(found, calibration, cfg.min_trust)
             basis = trust.describe(calibration)
         else:  # nothing to turn the agreement into a probability: shown for what it is, with the reason
