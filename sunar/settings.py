@@ -155,10 +155,11 @@ class Settings(Checked):
     def as_recorded(cls, recorded: dict[str, Any]) -> dict[str, Any]:
         """Every field of a run that recorded these values (say, a calibration's runs): its known
         fields as given, a field it did not record (a newer switch) at its field default, what the
-        run did without it, even where the run's profile now sets that field."""
+        run did without it, even where the run's profile now sets that field. Values written by
+        hand (no resolved ``profile`` among them) get the profile's, as a run given them would."""
         token = RECORDED.set(True)
         known = cls.known(recorded)
-        if known:  # a run records every field it had; one it lacks was added later
+        if known.get("profile") in ("paper", "cpu"):  # a run's record: every field it had; one it lacks came later
             newer = {k: f.get_default(call_default_factory=True) for k, f in cls.model_fields.items() if k not in known}
             known = {**newer, **known}
         try:

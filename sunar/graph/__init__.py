@@ -195,7 +195,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         else:
             line = f"intermediate answer: {hop.get('answer')} (from {len(evidence)} documents)"
         if hop.get("candidates"):
-            line += "; candidates: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
+            sampled = f" of {len(hop['samples'])} answers" if hop.get("samples") else ""
+            line += f"; candidates{sampled}: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
         return line
     if node == "next_chain":
         chains = update.get("chains") or []

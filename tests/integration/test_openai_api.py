@@ -5,10 +5,10 @@ bad requests, and the loopback/Origin policy. The server runs in its own process
 loopback port with the scripted gold oracle (tests/oracle.py) as its LLM; scorer, stores and
 graphs are real."""
 
-import ast
 import ipaddress
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -120,9 +120,9 @@ def client(server):
     return openai.OpenAI(base_url=f"{server}/v1", api_key="not-needed", max_retries=0, timeout=120)
 
 
-def sampled(reasoning: str) -> list[list[str]]:
-    """The answers of each ``sample_answers`` step the reasoning shows."""
-    return [ast.literal_eval(line.split("sampled answers: ", 1)[1]) for line in reasoning.splitlines() if "sampled answers: " in line]
+def hop_samples(reasoning: str) -> list[int]:
+    """How many answers each hop's candidates were clustered from, as the reasoning shows them."""
+    return [int(n) for n in re.findall(r"; candidates of (\d+) answers: ", reasoning)]
 
 
 @pytest.mark.slow
@@ -140,7 +140,8 @@ def test_an_answer_with_its_steps_as_reasoning_and_the_operators_cpu_settings(cl
     assert steps.index("follow-up: Who directed film Ronnie Rocket?") < steps.index("follow-up: Where was David Lynch born?") < steps.index("final answer: Missoula, Montana")
     assert "[confidence] sampled answers agreeing: " in steps and "not calibrated" in steps  # no calibration fits the demo corpus
     assert "Reasoning:" not in steps  # the reply is the content, not the steps
-    assert sampled(steps) and all(len(answers) == 3 for answers in sampled(steps))  # m = 3: the cpu profile of the operator's model
+    assert hop_samples(steps) and set(hop_samples(steps)) == {4}  # the operator's model's cpu profile: each hop's answer and 3 samples
+    assert "sampled answers: " not in steps  # no batch is sampled (asu_batches off in the cpu profile)
     assert out.usage.prompt_tokens > 0 and out.usage.completion_tokens > 0
 
 
@@ -196,9 +197,9 @@ def test_a_conversations_second_question_is_answered_with_the_earlier_turns_pass
 
 @pytest.mark.slow
 def test_the_clients_settings_apply(client):
-    out = client.chat.completions.create(model="sunar", messages=[{"role": "user", "content": Q1}], extra_body={"sunar": {**SMALL, "samples": 2}})
+    out = client.chat.completions.create(model="sunar", messages=[{"role": "user", "content": Q1}], extra_body={"sunar": {**SMALL, "hop_samples": 1}})
     assert out.choices[0].message.content.startswith("Missoula, Montana")
-    assert sampled(out.choices[0].message.reasoning_content) and all(len(a) == 2 for a in sampled(out.choices[0].message.reasoning_content))
+    assert hop_samples(out.choices[0].message.reasoning_content) and set(hop_samples(out.choices[0].message.reasoning_content)) == {2}
 
 
 BAD = [

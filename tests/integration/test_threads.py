@@ -31,9 +31,9 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, demo_index):
     checkpoints = tmp_path / "threads.sqlite"
     run = subprocess.Popen(command(demo_index, checkpoints, "--stream"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
-    for line in run.stderr:  # kill -9 once the first NAR batch has been rescored
+    for line in run.stderr:  # kill -9 once the first NAR batch has been scored
         seen.append(line)
-        if line.startswith("[rescore]"):
+        if line.startswith("[select_batch]"):
             run.send_signal(signal.SIGKILL)
             break
     run.wait(timeout=60)

@@ -254,6 +254,8 @@ def test_spans_of_the_evidence():
 def test_the_stream_shows_candidates_and_chains():
     hop = {"question": "q", "answer": "David Lynch", "evidence": [], "candidates": [{"answer": "David Lynch", "share": 0.67}, {"answer": "Mel Brooks", "share": 0.33}]}
     assert "candidates: David Lynch (67%), Mel Brooks (33%)" in describe_step("answer_hop", {"hops": [hop]}, {})
+    hop["samples"] = ["David Lynch", "David Lynch", "Mel Brooks"]
+    assert "; candidates of 3 answers: David Lynch (67%), Mel Brooks (33%)" in describe_step("answer_hop", {"hops": [hop]}, {})
     chains = [{"answer": "Missoula", "weight": 0.67}, {"answer": "Brooklyn", "weight": 0.33}]
     assert describe_step("answer_hop", {"requery": "Who directed it? A B"}, {}) == "uncertain: retrieving again for 'Who directed it? A B'"
     assert describe_step("retrieve", {"ranking": [("d", 1.0)]}, {"requery": "q A B"}) == "first stage again, for 'q A B': 1 documents"

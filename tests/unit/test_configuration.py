@@ -233,3 +233,10 @@ def test_a_served_baseline_takes_its_own_bounded_fields_from_a_client(route, mon
         with pytest.raises(ConfigurationError) as error:
             graph.invoke(question, config, context=sent if route == "context" else {})
         assert str(error.value).startswith(message), str(error.value)
+
+
+def test_a_recorded_run_lacking_a_newer_field_ran_without_it_while_values_written_by_hand_take_the_profile():
+    recorded = {"llm": EMBEDDED, "profile": "cpu", "samples": 3}  # a run's record names its resolved profile
+    assert Configuration.as_recorded(recorded)["focus_pages"] is False  # added after the run: it ran without
+    assert Configuration.as_recorded({"llm": EMBEDDED, "samples": 3})["focus_pages"] is True  # as a run given these would
+    assert Configuration.as_recorded({**recorded, "focus_pages": "true"})["focus_pages"] is True
