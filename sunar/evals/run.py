@@ -115,6 +115,11 @@ def run_config(settings: EvalSettings, out: Path, variant: str = "") -> dict[str
     return configurable
 
 
+def _value(v: Any) -> str:
+    """A setting as ``--set`` takes it (true/false for a switch)."""
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
 def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, Any]) -> None:
     """Write OUT/run.json, or check that a previous run into OUT used the same settings
     (variants may be added)."""
@@ -135,8 +140,12 @@ def check_settings(out: Path, settings: EvalSettings, configurable: dict[str, An
         earlier = before.get("configuration") or {}
         same_fields = {k: earlier.get(k, v) for k, v in described["configuration"].items()}
         before = {"given_pools": False, **before}  # a run from before the setting used none
-        if any(before.get(k) != described[k] for k in ("questions", "corpus", "given_pools")) or same_fields != described["configuration"]:
-            raise SunarError(f"{out} holds a run with other settings (see {path}); choose another --out or delete it")
+        files = [k for k in ("questions", "corpus", "given_pools") if before.get(k) != described[k]]
+        fields = {k: earlier[k] for k, v in described["configuration"].items() if same_fields[k] != v}
+        if files or fields:
+            said = ", ".join([*(f"{k} differ" for k in files), *(f"{k}={_value(described['configuration'][k])} (the run: {_value(v)})" for k, v in fields.items())][:4])
+            match = f"resume it with {' '.join(f'--set {k}={_value(v)}' for k, v in fields.items())}, or " if fields and not files and "llm" not in fields else ""
+            raise SunarError(f"{out} holds a run with other settings: {said} (see {path}); {match}choose another --out or delete it")
         described["configuration"] = {**earlier, **described["configuration"]}
         variants = list(dict.fromkeys(before.get("variants", []) + variants))
     # written whole or not at all: a run killed (or a disk full) mid-write leaves the old file

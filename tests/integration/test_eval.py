@@ -83,8 +83,16 @@ def test_a_field_the_configuration_gained_does_not_split_a_run(tmp_path, demo_co
     settings = EvalSettings(questions=QUESTIONS, corpus=str(demo_corpus), variants=["sunar"], out=str(out))
     check_settings(out, settings, {"llm": "x", "budget": 16, "embedder": "minilm"})  # a run before the change
     check_settings(out, settings, {"llm": "x", "budget": 16, "calibration": "auto"})  # a field added since
-    with pytest.raises(SunarError, match="other settings"):
-        check_settings(out, settings, {"llm": "x", "budget": 40, "calibration": "auto"})
+    with pytest.raises(SunarError, match="other settings") as refused:
+        check_settings(out, settings, {"llm": "x", "budget": 40, "calibration": "auto", "focus_pages": True})
+    assert "other settings: budget=40 (the run: 16) (see" in str(refused.value)  # a field the run lacks is no difference
+    assert "; resume it with --set budget=16, or choose another --out or delete it" in str(refused.value)
+    check_settings(out, settings, {"llm": "x", "budget": 16, "calibration": "auto", "focus_pages": False})
+    with pytest.raises(SunarError, match=r"focus_pages=true \(the run: false\).*--set focus_pages=false"):  # as --set takes a switch
+        check_settings(out, settings, {"llm": "x", "budget": 16, "calibration": "auto", "focus_pages": True})
+    with pytest.raises(SunarError, match="other settings: llm=y \\(the run: x\\)") as other_model:
+        check_settings(out, settings, {"llm": "y", "budget": 16, "calibration": "auto", "focus_pages": False})
+    assert "resume it" not in str(other_model.value)  # another model's answers are another run
 
 
 def test_ranked_evidence_puts_final_evidence_first_then_each_hop_in_turn():
