@@ -39,7 +39,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
-    "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "demonstrations",
+    "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "demonstrations",
     "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
@@ -219,6 +219,8 @@ class Configuration(Settings):
         "answer is, or asks of it the previous step's relation again ('the spouse of Selena', then 'the spouse of "
         "Chris Pérez') while the question names that relation once. The last answer is then the final one.",
     )
+    rewrite_repeats: bool = Field(False, description="When Self-Ask, asked again, still repeats a follow-up, the next one is "
+                                  "the question with each hop's part of it replaced by that hop's answer, instead of the end.")
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions (or planned questions) before the answer is forced.")
     chain_check_after: int = Field(
         0,

@@ -114,3 +114,65 @@ class Document:
     def content(self) -> str:
         """What retrieval and embeddings see: the title, then the text."""
         return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+_POSSESSIVE_END = re.compile(r"['’]s(?=\W*$)")
+
+
+def _bare(word: str) -> str:
+    """A word compared: in lower case, without a possessive 's or punctuation."""
+    return "".join(ch for ch in _POSSESSIVE_END.sub("", word.lower()) if ch not in _PUNCTUATION)
+
+
+def _common_run(asked: list[str], hop: list[str], names: list[bool]) -> tuple[int, int] | None:
+    """The longest run of words ``asked`` shares with ``hop`` (compared in lower case, without
+    punctuation) that holds a
+    name (a capitalised word after the first): its (start, end) in ``asked``."""
+    a, h = [_bare(w) for w in asked], [_bare(w) for w in hop]
+    best = None
+    for i in range(len(a)):
+        for j in range(len(h)):
+            n = 0
+            while i + n < len(a) and j + n < len(h) and a[i + n] and a[i + n] == h[j + n]:
+                n += 1
+            if n and any(names[i : i + n]) and (best is None or n > best[1] - best[0]):
+                best = (i, i + n)
+    return best
+
+
+def substituted(question: str, hop_question: str, answer: str) -> str | None:
+    """The question with the part a hop answered replaced by its answer: "Who is the father of the
+    composer of song I Am The World?", hop "Who composed I Am The World?" -> Robin Gibb, gives "Who is
+    the father of Robin Gibb?". The part is the longest run of words both questions share that holds
+    a name, begun at the article that opens its phrase: the run's own first lower-case article
+    before its first name ("was the ruler ..." -> "the ruler ..."), else the nearest one up to four
+    words back, not across a comma (a title's "The" is part of the name); a bracketed qualifier
+    after it ("(Film)") goes with it. None when no such run is found or no content word of the
+    question would be left."""
+    words = question.split()
+    names = [i > 0 and w[:1].isupper() for i, w in enumerate(words)]
+    run = _common_run(words, hop_question.split(), names)
+    if run is None or not answer.strip():
+        return None
+    start, end = run
+    first_name = next(i for i in range(start, end) if names[i])
+    inner = [i for i in range(start, first_name) if words[i] in _ARTICLES]  # lower case: not a title's "The"
+    if inner:
+        start = inner[0]
+    else:
+        for back in range(start - 1, max(-1, start - 5), -1):
+            if words[back].endswith(","):
+                break
+            if words[back] in _ARTICLES:
+                start = back
+                break
+    if end < len(words) and words[end].startswith("("):
+        close = next((j for j in range(end, len(words)) if ")" in words[j]), None)
+        end = end if close is None else close + 1
+    last = words[end - 1]
+    tail = ("'s" if _POSSESSIVE_END.search(last) else "") + last[len(last.rstrip("?.!,;:")) :]  # what the replaced part ended with
+    out = " ".join([*words[:start], answer.strip() + tail, *words[end:]])
+    return out if content_words(out) - content_words(answer) else None

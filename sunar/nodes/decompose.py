@@ -17,7 +17,7 @@ from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, SCHEMA, STOP, parse_self_ask, self_ask_messages
 from sunar.resources import resources
 from sunar.signals import known
-from sunar.text import content_words, normalize_answer, restates
+from sunar.text import content_words, normalize_answer, restates, substituted
 from sunar.usage import node
 
 
@@ -26,6 +26,15 @@ def builds_on(follow_up: str, hops: list[dict[str, Any]]) -> bool:
     whether that cannot be told (no answer has a content word)."""
     found = set().union(*(content_words(str(h.get("answer", ""))) for h in hops))
     return not found or bool(found & content_words(follow_up))
+
+
+def remaining(question: str, hops: list[dict[str, Any]]) -> str | None:
+    """What the question still asks after its first hop: the question with that hop's part of it
+    replaced by its answer (:func:`sunar.text.substituted`). None after more hops (a second
+    replacement reads the first one's answer as a part), or when the part is not found."""
+    if len(hops) != 1 or not known(str(hops[0]["answer"])):
+        return None
+    return substituted(question, hops[0]["question"], str(hops[0]["answer"]))
 
 
 def loops_on_answer(follow_up: str, hops: list[dict[str, Any]], question: str) -> bool:
@@ -123,6 +132,13 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             notes = ["Self-Ask repeated the question; it is used as the first sub-question"]
         elif problem == "described":
             notes = [f"Self-Ask {_SAID[problem]}; asked again, no better step, so it is kept"]
+    if problem == "repeat" and cfg.rewrite_repeats and (kind != "follow_up" or normalize_answer(text) in asked):
+        # a repeat, then the end or the repeat again: after one hop, that is mostly the bridge taken for the answer
+        rest = remaining(question, hops)
+        if rest and normalize_answer(rest) not in asked:
+            said = "ended" if kind == "final" else "did not move on"
+            notes = [f"Self-Ask repeated a follow-up and, asked again, {said}; asked instead what the question still asks: {rest!r}"]
+            kind, text = "follow_up", rest
     if kind == "follow_up":
         if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}

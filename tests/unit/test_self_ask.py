@@ -5,11 +5,11 @@ import pytest
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from sunar.errors import SunarError
 from sunar.graph import build_graph
-from sunar.nodes.decompose import builds_on, describes_hidden, loops_on_answer
+from sunar.nodes.decompose import builds_on, describes_hidden, loops_on_answer, remaining
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.mer import parse_mer
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, parse_self_ask
-from sunar.text import restates
+from sunar.text import restates, substituted
 
 
 @pytest.mark.parametrize(
@@ -92,6 +92,58 @@ def test_hop_limit_forces_the_answer():
 def test_repeated_follow_up_stops_decomposition():
     out, _ = run(["Follow up: Who directed Ronnie Rocket?", "Follow up: who directed ronnie rocket"])
     assert len(out["hops"]) == 1 and any("repeated a follow-up" in n for n in out["notes"])
+
+
+def test_a_repeated_follow_up_becomes_what_the_question_still_asks_with_rewrite_repeats():
+    answers = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+    steps = ["Follow up: Who directed Ronnie Rocket?", "Follow up: who directed ronnie rocket", "So the final answer is: Missoula"]
+    for variant in ("sunar_r", "self_ask"):
+        out, _ = run(steps, variant, answer=lambda q, i: answers.get(q, "Helena"), rewrite_repeats=True)
+        assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+        assert any("repeated a follow-up and, asked again, did not move on; asked instead what the question still asks: "
+                   "'Where was David Lynch born?'" in n for n in out["notes"])
+        assert out["answer"] == "Missoula"
+    out, _ = run(steps, answer=lambda q, i: answers.get(q, "Helena"))  # off: the decomposition stops
+    assert len(out["hops"]) == 1
+
+
+def test_a_repeat_then_the_bridge_as_the_final_answer_asks_what_is_left_with_rewrite_repeats():
+    """The small model's usual way out after repeating itself: "So the final answer is: David Lynch"."""
+    answers = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+
+    def self_ask(prompt):
+        transcript = prompt.rsplit("Question:", 1)[1]
+        if transcript.count("Intermediate answer:") == 0:
+            return "Follow up: Who directed Ronnie Rocket?"
+        if "Where was David Lynch born?" in transcript:
+            return "So the final answer is: Missoula"
+        return "So the final answer is: David Lynch" if REPEAT_NUDGE in prompt else "Follow up: Who directed Ronnie Rocket?"
+
+    def go(**settings):
+        return _graph(self_ask, lambda q, i: answers.get(q, "Helena"), "self_ask", "Where was the director of Ronnie Rocket born?", samples=2, **settings)[0]
+
+    out = go(rewrite_repeats=True)
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
+    assert any("asked again, ended; asked instead what the question still asks" in n for n in out["notes"])
+    assert go()["answer"] == "David Lynch"  # off: the bridge is the answer
+
+
+def test_what_the_question_still_asks_once_each_hop_s_part_is_answered():
+    assert substituted("Who is the father of the composer of song I Am The World?", "Who composed I Am The World?", "Robin Gibb") == (
+        "Who is the father of Robin Gibb?")
+    assert substituted("Who is the employer of the physicist who Mach number is named after?", "Who is the physicist who Mach number is named after?",
+                       "Ernst Mach") == "Who is the employer of Ernst Mach?"
+    # the question's context stays; the article opening the part goes with it, not across a comma
+    assert substituted("In A League of Their Own, who played the husband of the actress who played Thelma in Thelma and Louise?",
+                       "Who played Thelma in Thelma and Louise?", "Geena Davis") == "In A League of Their Own, who played the husband of Geena Davis?"
+    assert substituted("When is the director of film Udayananu Tharam's birthday?", "Who is the director of Udayananu Tharam?",
+                       "Rosshan Andrrews") == "When is Rosshan Andrrews's birthday?"  # the possessive kept
+    assert substituted("Where was the director of film Ronnie Rocket born?", "Where was David Lynch born?", "Missoula") is None  # no name shared
+    assert substituted("Who is the spouse of Vivien Leigh?", "Who is the spouse of Vivien Leigh?", "Laurence Olivier") is None  # nothing left
+    hops = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"}, {"question": "Where was David Lynch born?", "answer": "Missoula"}]
+    assert remaining("Where was the director of film Ronnie Rocket born?", hops[:1]) == "Where was David Lynch born?"
+    assert remaining("Where was the director of film Ronnie Rocket born?", hops) is None  # only after the first hop
+    assert remaining("Where was the director of film Ronnie Rocket born?", [{**hops[0], "answer": "unknown"}]) is None
 
 
 def test_broken_format_at_first_step_retrieves_for_the_question_itself():
