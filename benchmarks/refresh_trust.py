@@ -42,7 +42,8 @@ def verdict(record: dict[str, Any], calibration: dict[str, Any] | None, llm: Any
 def refresh(run: Path, llm: Any) -> collections.Counter:
     """Rewrite ``run``'s predictions with today's trust; returns counts of what changed, by variant."""
     meta = json.loads((run / "run.json").read_text())
-    corpus, recorded = meta["corpus"]["sha256"], meta["configuration"]
+    described = meta.get("corpus")  # a run from before corpora were fingerprinted names only the file: no calibration matches
+    corpus, recorded = described.get("sha256") if isinstance(described, dict) else None, meta["configuration"]
     path = run / "predictions.jsonl"
     records = read_predictions(path)
     chosen: dict[str, dict[str, Any] | None] = {}
@@ -61,9 +62,13 @@ def refresh(run: Path, llm: Any) -> collections.Counter:
         counts[(variant, "calibrated" if chosen[variant] else "none matches", "changed" if new["trust"] != record.get("trust") else "same")] += 1
         record.update(new)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    packed = run / "predictions.jsonl.gz"
+    if not records:  # a run that keeps only its metrics
+        return counts
     if path.exists():
         path.write_text(text, encoding="utf-8")
-    (run / "predictions.jsonl.gz").write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    if packed.exists() or not path.exists():  # a run kept plain stays plain
+        packed.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
     return counts
 
 
