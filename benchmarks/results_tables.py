@@ -70,6 +70,8 @@ S_FOCUS, DEMOS_FOCUS = f"{S_DROP}+focus_pages=true", f"{DEMOS_DROP}+focus_pages=
 S_LOOPS, DEMOS_LOOPS = f"{S_FOCUS}+end_loops=true", f"{DEMOS_FOCUS}+end_loops=true"
 #: ... and S's MER never cutting a hop's answer (``whole_answers``; Self-Ask has no MER).
 S_WHOLE = f"{S_LOOPS}+whole_answers=true"
+S_REWRITE, DEMOS_REWRITE = f"{S_LOOPS}+rewrite_repeats=true", f"{DEMOS_LOOPS}+rewrite_repeats=true"
+S_NOT_BRIDGE = f"{S_LOOPS}+final_not_bridge=true"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -150,8 +152,15 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("S: `focus_pages`", dev100(S_DROP, S_FOCUS), S_DROP, S_FOCUS),
                                  ("Self-Ask: `end_loops` too", dev100(DEMOS_FOCUS, DEMOS_LOOPS), DEMOS_FOCUS, DEMOS_LOOPS),
                                  ("S: `end_loops` too", dev100(S_FOCUS, S_LOOPS), S_FOCUS, S_LOOPS),
-                                 ("S: `whole_answers` too", dev100(S_LOOPS, S_WHOLE), S_LOOPS, S_WHOLE)],
+                                 ("S: `whole_answers` too", dev100(S_LOOPS, S_WHOLE), S_LOOPS, S_WHOLE),
+                                 ("Self-Ask: `rewrite_repeats` too", dev100(DEMOS_LOOPS, DEMOS_REWRITE), DEMOS_LOOPS, DEMOS_REWRITE),
+                                 ("S: `rewrite_repeats` too", dev100(S_LOOPS, S_REWRITE), S_LOOPS, S_REWRITE),
+                                 ("S: `final_not_bridge` too", dev100(S_LOOPS, S_NOT_BRIDGE), S_LOOPS, S_NOT_BRIDGE)],
                                 names=("before", "with the switch"))),
+        (f"S against Self-Ask with each new switch, dev 1-100: {where(ACTS, ACTS2)}",
+         lambda: headline_table([("both reading the named pages and ending loops", dev100(DEMOS_LOOPS, S_LOOPS), DEMOS_LOOPS, S_LOOPS),
+                                 ("both also with `rewrite_repeats`", dev100(DEMOS_REWRITE, S_REWRITE), DEMOS_REWRITE, S_REWRITE)],
+                                names=("Self-Ask", "S"))),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS])),
