@@ -58,7 +58,7 @@ def test_hops_sample_their_answers_and_ground_them_in_their_evidence(grounded):
         evidence = normalize_answer(" ".join(f"{e['title']} {e['text']}" for e in read))
         for answer in hop["samples"]:  # every answer is a span of the pages read, or "unknown"
             assert answer == "unknown" or normalize_answer(answer) in evidence, (answer, hop["question"])
-    assert any("candidates:" in line for line in lines)
+    assert any("; candidates of 4 answers: " in line for line in lines)  # the greedy answer and 3 samples, clustered
     assert any("read" in h for h in hops)  # "Who directed Ronnie Rocket?" names the film's page
     path = [h["answer"] for h in state["hops"]]
     assert state["answer"] in final_spans(QUESTION, path, state["evidence"]), state["answer"]  # grounded_final
