@@ -75,7 +75,7 @@ def test_the_graph_reads_the_prior_of_its_question_from_the_calibration(tmp_path
     easy, hard = ask(EASY.format("Ronnie Rocket")), ask(HARD.format("Selena"))
     assert easy["signals"]["shape_prior"] > 0.7 > 0.3 > hard["signals"]["shape_prior"]
     assert easy["trust"] > 0.6 > 0.4 > hard["trust"]
-    assert "questions shaped like this one were mostly answered wrong" in hard["why"] or not hard["why"]
+    assert "questions shaped like this one were mostly answered wrong" in hard["why"] and not easy["why"]
 
 
 def test_sunar_calibrate_keeps_the_shapes_when_asked(tmp_path):
