@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sunar import shape_prior, trust
+from sunar import trust
 from sunar.evals.predictions import read_predictions
 from sunar.evals.run import variant_graph, variant_settings
 from sunar.graph import build_graph, unread_fields
@@ -30,11 +30,7 @@ def verdict(record: dict[str, Any], calibration: dict[str, Any] | None, llm: Any
     """``trust`` and ``abstained`` as the confidence step gives them (min_trust 0)."""
     if calibration is None:
         return {"trust": None, "abstained": False}
-    signals = dict(record["signals"])
-    if "probe" in calibration["features"]:
-        signals["probe"] = trust.probe_signal(calibration, llm(), record["question"], record["answer"])
-    if "shape_prior" in calibration["features"]:
-        signals["shape_prior"] = shape_prior.signal(calibration, record["question"])
+    signals = {**record["signals"], **trust.held_signals(calibration, llm, record["question"], record["answer"])}
     found = trust.judge(signals, calibration)
     return {"trust": found["trust"], "abstained": found["abstained"]}
 

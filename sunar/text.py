@@ -128,9 +128,8 @@ def _bare(word: str) -> str:
 
 
 def _common_run(asked: list[str], hop: list[str], names: list[bool]) -> tuple[int, int] | None:
-    """The longest run of words ``asked`` shares with ``hop`` (compared in lower case, without
-    punctuation) that holds a
-    name (a capitalised word after the first): its (start, end) in ``asked``."""
+    """The longest run of words ``asked`` shares with ``hop`` (compared by :func:`_bare`) that holds
+    a name (a capitalised word after the first): its (start, end) in ``asked``."""
     a, h = [_bare(w) for w in asked], [_bare(w) for w in hop]
     best = None
     for i in range(len(a)):

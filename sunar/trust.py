@@ -258,6 +258,19 @@ def judge(signals: dict[str, Any], calibration: dict[str, Any], min_trust: float
     return {"trust": round(trust, 4), "abstained": abstained, "why": why}
 
 
+def held_signals(calibration: dict[str, Any], llm: Callable[[], Any], question: str, answer: str) -> dict[str, float | None]:
+    """The signals a calibration supplies itself, where its features use them: its probe on the
+    LLM's hidden state (``llm`` is called only then) and its prior of questions shaped alike."""
+    from sunar import shape_prior
+
+    found: dict[str, float | None] = {}
+    if "probe" in calibration["features"]:
+        found["probe"] = probe_signal(calibration, llm(), question, answer)
+    if "shape_prior" in calibration["features"]:
+        found["shape_prior"] = shape_prior.signal(calibration, question)
+    return found
+
+
 def probe_text(question: str, answer: str) -> str:
     """What the probe reads the model's hidden state on."""
     return f"Question: {question}\nAnswer: {answer}"

@@ -194,13 +194,8 @@ def brier(probability: Sequence[float], correct: Sequence[float]) -> float:
     return float(np.mean((np.asarray(probability, dtype=float) - np.asarray(correct, dtype=float)) ** 2))
 
 
-def with_shape_prior(rows: Sequence[dict[str, Any]], calibration: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The rows, each with its ``shape_prior`` signal: from ``calibration``'s labelled shapes, or
-    (fitting one) from the other rows, leaving each row's own label out (:mod:`sunar.shape_prior`)."""
-    if calibration is None:
-        priors = shape_prior.leave_one_out([str(r.get("question", "")) for r in rows], [right(r) for r in rows])
-    else:
-        priors = [shape_prior.signal(calibration, str(r.get("question", ""))) for r in rows]
+def with_shape_prior(rows: Sequence[dict[str, Any]], priors: Sequence[float | None]) -> list[dict[str, Any]]:
+    """The rows, each with its ``shape_prior`` signal (:mod:`sunar.shape_prior`)."""
     return [{**r, "signals": {**(r.get("signals") or {}), "shape_prior": p}} for r, p in zip(rows, priors, strict=True)]
 
 
@@ -218,9 +213,10 @@ def fit_calibration(
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if len(rows) < 4:
         raise ValueError(f"{len(rows)} answers with signals; calibration needs at least 4")
-    if shapes:
-        rows, features = with_shape_prior(rows), [*features, "shape_prior"]
     correct = np.array([right(r) for r in rows])
+    questions = [str(r.get("question", "")) for r in rows]
+    if shapes:  # each row's prior from the others: its own label left out
+        rows, features = with_shape_prior(rows, shape_prior.leave_one_out(questions, correct)), [*features, "shape_prior"]
     if len(set(correct)) < 2:
         raise ValueError("the answers are all right or all wrong; calibrate on more questions")
     x = signal_matrix(rows, features)
@@ -242,7 +238,7 @@ def fit_calibration(
         "model": model,
         "mapping": mapping,
         "brier_cv": {k: round(v, 4) for k, v in scores.items()},
-        **({"shapes": shape_prior.labelled([str(r.get("question", "")) for r in rows], correct), "shape_k": shape_prior.K} if shapes else {}),
+        **({"shapes": shape_prior.labelled(questions, correct), "shape_k": shape_prior.K} if shapes else {}),
         "ids": [str(r["id"]) for r in rows],
         "fitted_on": len(rows),
         "auroc_held_out": auroc(held, correct),
@@ -268,7 +264,7 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
     if not rows:
         raise ValueError("no answers with signals to check the calibration on")
     if "shape_prior" in calibration["features"]:
-        rows = with_shape_prior(rows, calibration)
+        rows = with_shape_prior(rows, [shape_prior.signal(calibration, str(r.get("question", ""))) for r in rows])
     correct = np.array([right(r) for r in rows])
     scores = probability(calibration, signal_matrix(rows, calibration["features"]))
     answered = scores >= float(calibration["threshold"])

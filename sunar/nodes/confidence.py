@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar import shape_prior, trust
+from sunar import trust
 from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
@@ -68,10 +68,7 @@ def make_confidence(
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
         calibration, why_not = trust.choose(cfg.calibration, graph, read, corpus_of(res.index), schema.as_recorded)
         if calibration:
-            if "probe" in calibration["features"]:
-                found["probe"] = trust.probe_signal(calibration, res.llm, state["question"], state["answer"])
-            if "shape_prior" in calibration["features"]:
-                found["shape_prior"] = shape_prior.signal(calibration, state["question"])
+            found.update(trust.held_signals(calibration, lambda: res.llm, state["question"], state["answer"]))
             verdict = trust.judge(found, calibration, cfg.min_trust)
             basis = trust.describe(calibration)
         else:  # nothing to turn the agreement into a probability: shown for what it is, with the reason
