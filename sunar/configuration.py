@@ -39,8 +39,8 @@ CPU_PROFILE: dict[str, Any] = {
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
-    "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "demonstrations",
-    "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
+    "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
+    "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
 
@@ -222,10 +222,11 @@ class Configuration(Settings):
     rewrite_repeats: bool = Field(False, description="When Self-Ask, asked again, still repeats a follow-up, the next one is "
                                   "the question with each hop's part of it replaced by that hop's answer, instead of the end.")
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions (or planned questions) before the answer is forced.")
+    past_bridge: bool = Field(False, description="When Self-Ask ends after one hop on that hop's answer (the hidden name it asked for "
+                              "first) though its sub-question was only part of the question, it is asked once for the next step "
+                              "about that answer; failing that, the next step is the question with that part replaced by the answer.")
     chain_check_after: int = Field(
-        0,
-        ge=0,
-        le=20,
+        0, ge=0, le=20,
         description="From this many answered hops on, a Self-Ask follow-up that names none of the answers found "
         "so far ends the decomposition (a small model drifts back to the question's own entities "
         "instead of giving the final answer). 0: off, as in the paper.",
@@ -244,9 +245,7 @@ class Configuration(Settings):
         "in the server's environment.",
     )
     keep_per_hop: int = Field(
-        0,
-        ge=0,
-        le=100,
+        0, ge=0, le=100,
         description="MER's evidence: each sub-question's this-many best documents are kept before the rest of "
         "the hops' evidence is re-ranked against the question. A later hop's answer document "
         "rarely names the question's own entities, so re-ranking alone can drop it. 0: re-rank "

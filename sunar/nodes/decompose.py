@@ -14,7 +14,7 @@ from sunar.configuration import Configuration
 from sunar.prompts.demonstrations import Demonstration, load_pool, retrieve
 from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
-from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, SCHEMA, STOP, parse_self_ask, self_ask_messages
+from sunar.prompts.self_ask import FINAL, FOLLOW_UP, FOLLOW_UP_ONLY, NUDGE, REPEAT_NUDGE, SCHEMA, STOP, bridge_nudge, parse_self_ask, self_ask_messages
 from sunar.resources import resources
 from sunar.signals import known
 from sunar.text import content_words, normalize_answer, restates, substituted
@@ -78,6 +78,44 @@ def describes_hidden(follow_up: str) -> bool:
     return _OF.search(follow_up) is not None
 
 
+def ending(kind: str, text: str, hops: list[dict[str, Any]], question: str, cfg: Configuration) -> str | None:
+    """The final answer a Self-Ask step ends with: its own, or with ``end_loops`` the last answer
+    when its follow-up only goes round it; None when the step goes on."""
+    if kind == "final":
+        return text
+    if kind == "follow_up" and cfg.end_loops and loops_on_answer(text, hops, question):
+        return str(hops[-1]["answer"])
+    return None
+
+
+def ends_on_bridge(final: str, hops: list[dict[str, Any]], question: str) -> bool:
+    """Whether a chain of one hop ends with that hop's answer while the hop asked only part of the
+    question (its sub-question is not the question again): the hidden name taken for the answer."""
+    if len(hops) != 1 or not known(final) or restates(hops[0]["question"], question):
+        return False
+    return normalize_answer(final) == normalize_answer(str(hops[0]["answer"]))
+
+
+def past_bridge(
+    question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str]
+) -> tuple[str, str]:
+    """(the next follow-up, a note) for a chain that ended on its bridge (``past_bridge``): the model
+    asked once for a follow-up about the bridge (:func:`sunar.prompts.self_ask.bridge_nudge`), taken
+    if it names the bridge and is new; else the question with the hop's part replaced by its answer
+    (:func:`remaining`); else no follow-up, and the end stands."""
+    answer = str(hops[0]["answer"])
+    nudge = HumanMessage(bridge_nudge(answer, hops[0]["question"]))
+    reply = resources(config).llm.generate([*messages, nudge], temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=cfg.reply_schema(FOLLOW_UP_ONLY))
+    kind, text = parse_self_ask(str(reply.content))
+    said = f"Self-Ask ended on the first hop's answer {answer!r}, which answers only {hops[0]['question']!r}"
+    if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question):
+        return text, f"{said}; asked for the next step, it asked {text!r}"
+    rest = remaining(question, hops)
+    if rest and normalize_answer(rest) not in asked:
+        return rest, f"{said}; asked instead what the question still asks: {rest!r}"
+    return "", f"{said}; no next step was found, so it stands"
+
+
 _SAID = {
     "echo": "repeated the question",
     "described": "asked its first follow-up about a person it had not named",
@@ -111,6 +149,7 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return planned(state, config, cfg, demos)
     path = [(h["question"], h["answer"]) for h in hops]
     llm, messages = resources(config).llm, self_ask_messages(question, path, demos)
+    prompt = messages
     schema = cfg.reply_schema(SCHEMA)
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=schema).content)
     kind, text = parse_self_ask(reply)
@@ -139,6 +178,12 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             said = "ended" if kind == "final" else "did not move on"
             notes = [f"Self-Ask repeated a follow-up and, asked again, {said}; asked instead what the question still asks: {rest!r}"]
             kind, text = "follow_up", rest
+    if cfg.past_bridge and (ended := ending(kind, text, hops, question, cfg)) is not None and ends_on_bridge(ended, hops, question):
+        line = f"{FINAL} {text}" if kind == "final" else f"{FOLLOW_UP} {text}"  # the step as the model wrote it
+        step, note = past_bridge(question, hops, [*prompt, AIMessage(line)], config, cfg, asked)
+        notes = [*notes, note]
+        if step:
+            kind, text = "follow_up", step
     if kind == "follow_up":
         if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}

@@ -1,5 +1,5 @@
 """Self-Ask decomposition, one step at a time: the prompt (rule, worked examples as turns, this
-question's transcript), the two corrections sent when a step goes wrong, and the reader of a step.
+question's transcript), the corrections sent when a step goes wrong, and the reader of a step.
 A step is one of Self-Ask's own lines (:data:`SCHEMA`, decoded under its grammar on llama.cpp): as
 a JSON object, the 1.5B model repeated follow-ups and ended chains early."""
 
@@ -71,6 +71,18 @@ REPEAT_NUDGE = (
     "That question was already answered above. Write the next line: a new follow-up that uses the "
     f"answers so far ('{FOLLOW_UP} ...'), or '{FINAL} <short answer>' if they are enough."
 )
+
+#: The only line accepted after :func:`bridge_nudge`: a follow-up.
+FOLLOW_UP_ONLY = lines_format((f"{FOLLOW_UP} ", 200))
+
+
+def bridge_nudge(answer: str, sub_question: str) -> str:
+    """Sent once when, after one hop, the final answer is that hop's answer while the question asks
+    more (``past_bridge``): a small model often stops at the hidden name it was asked for first."""
+    return (
+        f"'{answer}' answers only '{sub_question}': it is the hidden name, not yet what the question asks. "
+        f"Ask the next simple question about {answer}. Write only '{FOLLOW_UP} <one simple question>'."
+    )
 
 
 def transcript(question: str, path: Sequence[tuple[str, str]]) -> str:

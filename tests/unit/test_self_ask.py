@@ -5,7 +5,7 @@ import pytest
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from sunar.errors import SunarError
 from sunar.graph import build_graph
-from sunar.nodes.decompose import builds_on, describes_hidden, loops_on_answer, remaining
+from sunar.nodes.decompose import builds_on, describes_hidden, ends_on_bridge, loops_on_answer, remaining
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.mer import parse_mer
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, parse_self_ask
@@ -126,6 +126,72 @@ def test_a_repeat_then_the_bridge_as_the_final_answer_asks_what_is_left_with_rew
     assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
     assert any("asked again, ended; asked instead what the question still asks" in n for n in out["notes"])
     assert go()["answer"] == "David Lynch"  # off: the bridge is the answer
+
+
+def _bridge_model(after_nudge, first="Follow up: Who directed Ronnie Rocket?", end="So the final answer is: David Lynch"):
+    """A Self-Ask model that ends on the first hop's answer, and after the bridge nudge says ``after_nudge``."""
+
+    def self_ask(prompt):
+        transcript = prompt.rsplit("Question:", 1)[1]
+        if "it is the hidden name" in prompt:
+            return after_nudge
+        if transcript.count("Intermediate answer:") == 0:
+            return first
+        return "So the final answer is: Missoula" if "Where was David Lynch born?" in transcript else end
+
+    return self_ask
+
+
+BRIDGE_ANSWERS = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+
+
+def _bridge_run(self_ask, variant="self_ask", question="Where was the director of Ronnie Rocket born?", **settings):
+    return _graph(self_ask, lambda q, i: BRIDGE_ANSWERS.get(q, "Helena"), variant, question, samples=2, **settings)[0]
+
+
+@pytest.mark.parametrize("variant", ["self_ask", "sunar_r"])
+def test_a_chain_ending_on_its_bridge_is_asked_for_the_next_step_with_past_bridge(variant):
+    model = _bridge_model("Follow up: Where was David Lynch born?")
+    out = _bridge_run(model, variant, past_bridge=True)
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
+    assert any("ended on the first hop's answer 'David Lynch'" in n and "it asked 'Where was David Lynch born?'" in n for n in out["notes"])
+    assert _bridge_run(model, variant)["answer"] == "David Lynch"  # off: the bridge is the answer
+
+
+@pytest.mark.parametrize(
+    "after_nudge",
+    ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was Ronnie Rocket filmed?", "So the final answer is: David Lynch"],
+    ids=["a repeat", "not about the bridge", "not a follow-up"],
+)
+def test_a_bad_next_step_after_the_bridge_gives_way_to_what_the_question_still_asks(after_nudge):
+    out = _bridge_run(_bridge_model(after_nudge), past_bridge=True)
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
+    assert any("asked instead what the question still asks: 'Where was David Lynch born?'" in n for n in out["notes"])
+
+
+def test_the_bridge_stands_when_no_next_step_is_found():
+    question = "Where was the director of Ronnie Rocket born?"
+    model = _bridge_model("So the final answer is: David Lynch", first="Follow up: Who made the film?")  # no name shared: no rest
+    out = _graph(model, lambda q, i: "David Lynch", "self_ask", question, samples=2, past_bridge=True)[0]
+    assert len(out["hops"]) == 1 and out["answer"] == "David Lynch"
+    assert any("no next step was found, so it stands" in n for n in out["notes"])
+
+
+def test_a_bridge_reached_by_going_round_it_is_also_asked_past_with_end_loops():
+    model = _bridge_model("Follow up: Where was David Lynch born?", end="Follow up: Who is David Lynch?")
+    out = _bridge_run(model, past_bridge=True, end_loops=True)
+    assert out["answer"] == "Missoula" and len(out["hops"]) == 2
+    assert _bridge_run(model, end_loops=True)["answer"] == "David Lynch"
+
+
+def test_ends_on_bridge():
+    hop = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"}]
+    question = "Where was the director of Ronnie Rocket born?"
+    assert ends_on_bridge("david lynch", hop, question)
+    assert not ends_on_bridge("Missoula", hop, question)  # another answer
+    assert not ends_on_bridge("unknown", [{**hop[0], "answer": "unknown"}], question)
+    assert not ends_on_bridge("David Lynch", [{"question": question, "answer": "David Lynch"}], question)  # the hop asked it all
+    assert not ends_on_bridge("David Lynch", [*hop, {"question": "Who is David Lynch?", "answer": "David Lynch"}], question)  # two hops
 
 
 def test_what_the_question_still_asks_once_each_hop_s_part_is_answered():
