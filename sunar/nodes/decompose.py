@@ -14,7 +14,18 @@ from sunar.configuration import Configuration
 from sunar.prompts.demonstrations import Demonstration, load_pool, retrieve
 from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
-from sunar.prompts.self_ask import FINAL, FOLLOW_UP, FOLLOW_UP_ONLY, NUDGE, REPEAT_NUDGE, SCHEMA, STOP, bridge_nudge, parse_self_ask, self_ask_messages
+from sunar.prompts.self_ask import (
+    FINAL,
+    FOLLOW_UP,
+    FOLLOW_UP_ONLY,
+    NUDGE,
+    REPEAT_NUDGE,
+    SCHEMA,
+    STOP,
+    bridge_nudge,
+    parse_self_ask,
+    self_ask_messages,
+)
 from sunar.resources import resources
 from sunar.signals import known
 from sunar.text import content_words, normalize_answer, restates, substituted

@@ -1,0 +1,75 @@
+"""The questions a switch can act on, read from a run made without it; and that run with the switch
+on, put together from a rerun of only those questions.
+
+A switch that acts at one point of the graph leaves every question that never reaches that point as
+it was: the rerun of the others, with the switch on, and the first run's records for the rest are the
+whole run with the switch on (the graphs decode greedily, and the rerun's records show the steps
+before the switch unchanged). Which questions can reach the point is read from the first run's
+trace, never from its answers' rightness.
+
+``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
+the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
+first hop branched (the chain not shown may have ended there).
+
+    .venv/bin/python -m benchmarks.subsets past_bridge evals/results/RUN "VARIANT" QUESTIONS.jsonl > SUBSET.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.results_runs import Records, of, read_records
+from sunar.text import restates
+
+
+def past_bridge_can_act(record: dict[str, Any]) -> bool:
+    """Whether ``past_bridge`` could have changed this record (made without it)."""
+    path = record.get("reasoning_path") or []
+    if not path:
+        return False
+    first = path[0]["question"]
+    one_hop = len(path) == 1 and not restates(first, record["question"])
+    branched = any("candidate answers for" in note and first in note and "followed as a chain" in note for note in record.get("notes") or [])
+    return one_hop or branched
+
+
+CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"past_bridge": past_bridge_can_act}
+
+
+def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:
+    """``variant``'s records (``base_variant`` with the switch on) for every question of ``base``:
+    the rerun's where it has one, else ``base_variant``'s own. A question the switch can act on that
+    the rerun lacks is an error, not a record taken as it was."""
+    again = {r["id"]: r for r in of(rerun, variant)}
+    out = []
+    for record in of(base, base_variant):
+        if record["id"] in again:
+            out.append(again[record["id"]])
+        elif can_act(record):
+            raise ValueError(f"{variant}: question {record['id']} can be changed by the switch but was not run again")
+        else:
+            out.append({**record, "variant": variant})
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("switch", choices=sorted(CAN_ACT))
+    p.add_argument("run", nargs="+", type=Path, help="runs made without the switch (evals/results/RUN)")
+    p.add_argument("--variant", required=True, help="the variant, as recorded, whose trace is read")
+    p.add_argument("--questions", required=True, type=Path, help="the questions file of those runs")
+    args = p.parse_args(argv)
+    ids = {r["id"] for run in args.run for r in of(read_records(run, committed=True), args.variant) if CAN_ACT[args.switch](r)}
+    questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [q for q in questions if q["id"] in ids]
+    sys.stdout.write("".join(f"{json.dumps(q)}\n" for q in kept))
+    print(f"{len(kept)} questions {args.switch} can act on", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

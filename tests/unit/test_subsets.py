@@ -1,0 +1,48 @@
+"""A switch's run put together from a rerun of the questions it can act on (benchmarks/subsets.py)."""
+
+import json
+
+import pytest
+
+from benchmarks.subsets import main, past_bridge_can_act, replayed
+
+Q = "Where was the director of Ronnie Rocket born?"
+
+
+def record(qid, path, notes=(), variant="self_ask", answer="David Lynch"):
+    return {"id": qid, "variant": variant, "question": Q, "answer": answer, "notes": list(notes),
+            "reasoning_path": [{"question": q, "answer": a} for q, a in path]}
+
+
+ONE = record("q1", [("Who directed Ronnie Rocket?", "David Lynch")])
+TWO = record("q2", [("Who directed Ronnie Rocket?", "David Lynch"), ("Where was David Lynch born?", "Missoula")], answer="Missoula")
+WHOLE = record("q3", [(Q, "Missoula")], answer="Missoula")
+BRANCHED = record("q4", [("Who directed Ronnie Rocket?", "David Lynch"), ("Where was David Lynch born?", "Missoula")],
+                  notes=["2 candidate answers for 'Who directed Ronnie Rocket?': each is followed as a chain"], answer="Missoula")
+
+
+def test_past_bridge_can_act_on_one_hop_chains_and_first_hops_that_branched():
+    assert past_bridge_can_act(ONE) and past_bridge_can_act(BRANCHED)
+    assert not past_bridge_can_act(TWO)  # went on after its first hop
+    assert not past_bridge_can_act(WHOLE)  # its one hop asked the whole question
+    assert not past_bridge_can_act(record("q5", []))
+
+
+def test_replayed_takes_the_rerun_where_it_has_one_and_the_first_run_elsewhere():
+    again = {**ONE, "variant": "self_ask+past_bridge=true", "answer": "Missoula"}
+    out = replayed([ONE, TWO, WHOLE], [again], "self_ask", "self_ask+past_bridge=true", past_bridge_can_act)
+    assert [(r["id"], r["answer"], r["variant"]) for r in out] == [
+        ("q1", "Missoula", "self_ask+past_bridge=true"), ("q2", "Missoula", "self_ask+past_bridge=true"), ("q3", "Missoula", "self_ask+past_bridge=true")]
+    with pytest.raises(ValueError, match="q1 can be changed by the switch but was not run again"):
+        replayed([ONE, TWO], [], "self_ask", "self_ask+past_bridge=true", past_bridge_can_act)
+
+
+def test_the_subset_holds_only_the_questions_the_switch_can_act_on(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (ONE, TWO, WHOLE)))
+    questions = tmp_path / "dev.jsonl"
+    questions.write_text("".join(json.dumps({"id": i, "question": Q}) + "\n" for i in ("q1", "q2", "q3", "q9")))
+    main(["past_bridge", str(run), "--variant", "self_ask", "--questions", str(questions)])
+    out = capsys.readouterr()
+    assert [json.loads(line)["id"] for line in out.out.splitlines()] == ["q1"] and "1 questions past_bridge can act on" in out.err
