@@ -1,17 +1,21 @@
-"""The questions a switch can act on, read from a run made without it; and that run with the switch
-on, put together from a rerun of only those questions.
+"""The questions a switch can act on, read from a run made without it; and the run with and without
+the switch put together from a rerun of only those questions, with the switch off and on.
 
 A switch that acts at one point of the graph leaves every question that never reaches that point as
-it was: the rerun of the others, with the switch on, and the first run's records for the rest are the
-whole run with the switch on (the graphs decode greedily, and the rerun's records show the steps
-before the switch unchanged). Which questions can reach the point is read from the first run's
-trace, never from its answers' rightness.
+it was, so the first run's records stand for those, with the switch on or off. The others are run
+again in one run, both ways, from one LLM call cache: the two then share every call up to the
+switch. Not the first run's records: the embedded model is not bit-for-bit the same from one run to
+the next (llama.cpp's reused prompt cache shifts near ties), and questions chosen for a trace that
+mostly ends wrong would drift towards right on a rerun alone. Which questions can reach the switch
+is read from the first run's trace, never from its answers' rightness.
 
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
-first hop branched (the chain not shown may have ended there).
+first hop branched (the chain not shown may have ended there). A question that ended otherwise in
+the first run but would reach the switch in another is left out: the switch is measured where the
+first run says it acts.
 
-    .venv/bin/python -m benchmarks.subsets past_bridge evals/results/RUN "VARIANT" QUESTIONS.jsonl > SUBSET.jsonl
+    .venv/bin/python -m benchmarks.subsets past_bridge evals/results/RUN --variant VARIANT --questions dev.jsonl > SUBSET.jsonl
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"past_bridge": past_brid
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:
-    """``variant``'s records (``base_variant`` with the switch on) for every question of ``base``:
+    """``variant``'s records (``base_variant``, or it with the switch on) for every question of ``base``:
     the rerun's where it has one, else ``base_variant``'s own. A question the switch can act on that
     the rerun lacks is an error, not a record taken as it was."""
     again = {r["id"]: r for r in of(rerun, variant)}

@@ -110,20 +110,21 @@ def ends_on_bridge(final: str, hops: list[dict[str, Any]], question: str) -> boo
 def past_bridge(
     question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str]
 ) -> tuple[str, str]:
-    """(the next follow-up, a note) for a chain that ended on its bridge (``past_bridge``): the model
-    asked once for a follow-up about the bridge (:func:`sunar.prompts.self_ask.bridge_nudge`), taken
-    if it names the bridge and is new; else the question with the hop's part replaced by its answer
-    (:func:`remaining`); else no follow-up, and the end stands."""
+    """(the next follow-up, a note) for a chain that ended on its bridge (``past_bridge``): the
+    question with the hop's part replaced by its answer (:func:`remaining`: it keeps the question's
+    own relation and context); where that part is not found, the model asked once for a follow-up
+    about the bridge (:func:`sunar.prompts.self_ask.bridge_nudge`), taken if it names the bridge and
+    is new; else no follow-up, and the end stands."""
     answer = str(hops[0]["answer"])
-    nudge = HumanMessage(bridge_nudge(answer, hops[0]["question"]))
-    reply = resources(config).llm.generate([*messages, nudge], temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=cfg.reply_schema(FOLLOW_UP_ONLY))
-    kind, text = parse_self_ask(str(reply.content))
     said = f"Self-Ask ended on the first hop's answer {answer!r}, which answers only {hops[0]['question']!r}"
-    if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question):
-        return text, f"{said}; asked for the next step, it asked {text!r}"
     rest = remaining(question, hops)
     if rest and normalize_answer(rest) not in asked:
         return rest, f"{said}; asked instead what the question still asks: {rest!r}"
+    nudge = HumanMessage(bridge_nudge(answer, hops[0]["question"]))
+    reply = resources(config).llm.generate([*messages, nudge], temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=cfg.reply_schema(FOLLOW_UP_ONLY))
+    kind, text = parse_self_ask(str(reply.content))
+    if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question):
+        return text, f"{said}; asked for the next step, it asked {text!r}"
     return "", f"{said}; no next step was found, so it stands"
 
 

@@ -142,7 +142,8 @@ def _bridge_model(after_nudge, first="Follow up: Who directed Ronnie Rocket?", e
     return self_ask
 
 
-BRIDGE_ANSWERS = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+BRIDGE_ANSWERS = {"Who directed Ronnie Rocket?": "David Lynch", "Who made the film?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+Q_BRIDGE = "Where was the director of Ronnie Rocket born?"
 
 
 def _bridge_run(self_ask, variant="self_ask", question="Where was the director of Ronnie Rocket born?", **settings):
@@ -150,29 +151,31 @@ def _bridge_run(self_ask, variant="self_ask", question="Where was the director o
 
 
 @pytest.mark.parametrize("variant", ["self_ask", "sunar_r"])
-def test_a_chain_ending_on_its_bridge_is_asked_for_the_next_step_with_past_bridge(variant):
-    model = _bridge_model("Follow up: Where was David Lynch born?")
+def test_a_chain_ending_on_its_bridge_asks_what_the_question_still_asks_with_past_bridge(variant):
+    model = _bridge_model("Follow up: Where was Ronnie Rocket filmed?")  # the nudge is not needed
     out = _bridge_run(model, variant, past_bridge=True)
     assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
-    assert any("ended on the first hop's answer 'David Lynch'" in n and "it asked 'Where was David Lynch born?'" in n for n in out["notes"])
+    assert any("ended on the first hop's answer 'David Lynch'" in n and "asked instead what the question still asks: 'Where was David Lynch born?'" in n
+               for n in out["notes"])
     assert _bridge_run(model, variant)["answer"] == "David Lynch"  # off: the bridge is the answer
+
+
+UNNAMED = "Follow up: Who made the film?"  # shares no name with the question: no part of it to replace
+
+
+def test_without_a_part_to_replace_self_ask_is_asked_for_the_next_step():
+    out = _bridge_run(_bridge_model("Follow up: Where was David Lynch born?", first=UNNAMED), past_bridge=True)
+    assert [h["question"] for h in out["hops"]] == ["Who made the film?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
+    assert any("asked for the next step, it asked 'Where was David Lynch born?'" in n for n in out["notes"])
 
 
 @pytest.mark.parametrize(
     "after_nudge",
-    ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was Ronnie Rocket filmed?", "So the final answer is: David Lynch"],
+    ["Follow up: Who made the film?", "Follow up: Where was Ronnie Rocket filmed?", "So the final answer is: David Lynch"],
     ids=["a repeat", "not about the bridge", "not a follow-up"],
 )
-def test_a_bad_next_step_after_the_bridge_gives_way_to_what_the_question_still_asks(after_nudge):
-    out = _bridge_run(_bridge_model(after_nudge), past_bridge=True)
-    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
-    assert any("asked instead what the question still asks: 'Where was David Lynch born?'" in n for n in out["notes"])
-
-
-def test_the_bridge_stands_when_no_next_step_is_found():
-    question = "Where was the director of Ronnie Rocket born?"
-    model = _bridge_model("So the final answer is: David Lynch", first="Follow up: Who made the film?")  # no name shared: no rest
-    out = _graph(model, lambda q, i: "David Lynch", "self_ask", question, samples=2, past_bridge=True)[0]
+def test_the_bridge_stands_when_no_next_step_is_found(after_nudge):
+    out = _graph(_bridge_model(after_nudge, first=UNNAMED), lambda q, i: "David Lynch", "self_ask", Q_BRIDGE, samples=2, past_bridge=True)[0]
     assert len(out["hops"]) == 1 and out["answer"] == "David Lynch"
     assert any("no next step was found, so it stands" in n for n in out["notes"])
 
