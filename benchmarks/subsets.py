@@ -11,7 +11,8 @@ is read from the first run's trace, never from its answers' rightness.
 
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
-first hop branched (the chain not shown may have ended there). A question that ended otherwise in
+first hop branched (the chain not shown may have ended there); the subset lists the one-hop chains
+first, so a rerun stopped part-way has measured where the switch acts for sure. A question that ended otherwise in
 the first run but would reach the switch in another is left out: the switch is measured where the
 first run says it acts.
 
@@ -31,15 +32,20 @@ from benchmarks.results_runs import Records, of, read_records
 from sunar.text import restates
 
 
+def ends_on_one_hop(record: dict[str, Any]) -> bool:
+    """Whether the chain shown has one hop, and that hop did not ask the whole question."""
+    path = record.get("reasoning_path") or []
+    return len(path) == 1 and not restates(path[0]["question"], record["question"])
+
+
 def past_bridge_can_act(record: dict[str, Any]) -> bool:
     """Whether ``past_bridge`` could have changed this record (made without it)."""
     path = record.get("reasoning_path") or []
     if not path:
         return False
     first = path[0]["question"]
-    one_hop = len(path) == 1 and not restates(first, record["question"])
     branched = any("candidate answers for" in note and first in note and "followed as a chain" in note for note in record.get("notes") or [])
-    return one_hop or branched
+    return ends_on_one_hop(record) or branched
 
 
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"past_bridge": past_bridge_can_act}
@@ -68,9 +74,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--variant", required=True, help="the variant, as recorded, whose trace is read")
     p.add_argument("--questions", required=True, type=Path, help="the questions file of those runs")
     args = p.parse_args(argv)
-    ids = {r["id"] for run in args.run for r in of(read_records(run, committed=True), args.variant) if CAN_ACT[args.switch](r)}
+    acts = {r["id"]: r for run in args.run for r in of(read_records(run, committed=True), args.variant) if CAN_ACT[args.switch](r)}
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
-    kept = [q for q in questions if q["id"] in ids]
+    # the chains that ended on one hop first: a run stopped part-way has measured where the switch acts for sure
+    kept = sorted((q for q in questions if q["id"] in acts), key=lambda q: not ends_on_one_hop(acts[q["id"]]))
     sys.stdout.write("".join(f"{json.dumps(q)}\n" for q in kept))
     print(f"{len(kept)} questions {args.switch} can act on", file=sys.stderr)
 

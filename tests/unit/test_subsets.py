@@ -40,9 +40,10 @@ def test_replayed_takes_the_rerun_where_it_has_one_and_the_first_run_elsewhere()
 def test_the_subset_holds_only_the_questions_the_switch_can_act_on(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
-    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (ONE, TWO, WHOLE)))
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (BRANCHED, ONE, TWO, WHOLE)))
     questions = tmp_path / "dev.jsonl"
-    questions.write_text("".join(json.dumps({"id": i, "question": Q}) + "\n" for i in ("q1", "q2", "q3", "q9")))
+    questions.write_text("".join(json.dumps({"id": i, "question": Q}) + "\n" for i in ("q4", "q1", "q2", "q3", "q9")))
     main(["past_bridge", str(run), "--variant", "self_ask", "--questions", str(questions)])
     out = capsys.readouterr()
-    assert [json.loads(line)["id"] for line in out.out.splitlines()] == ["q1"] and "1 questions past_bridge can act on" in out.err
+    # the one-hop chain first, then the question whose first hop branched
+    assert [json.loads(line)["id"] for line in out.out.splitlines()] == ["q1", "q4"] and "2 questions past_bridge can act on" in out.err
