@@ -40,7 +40,7 @@ from benchmarks.results_stored import (
     rescoring_table,
     scale_table,
 )
-from benchmarks.subsets import past_bridge_can_act, replayed
+from benchmarks.subsets import complete, past_bridge_can_act, replayed
 from sunar.trust import FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,11 +73,10 @@ S_LOOPS, DEMOS_LOOPS = f"{S_FOCUS}+end_loops=true", f"{DEMOS_FOCUS}+end_loops=tr
 S_WHOLE = f"{S_LOOPS}+whole_answers=true"
 S_REWRITE, DEMOS_REWRITE = f"{S_LOOPS}+rewrite_repeats=true", f"{DEMOS_LOOPS}+rewrite_repeats=true"
 S_NOT_BRIDGE = f"{S_LOOPS}+final_not_bridge=true"
-S_PAST, DEMOS_PAST = f"{S_LOOPS}+past_bridge=true", f"{DEMOS_LOOPS}+past_bridge=true"
 #: ``past_bridge``'s reruns (benchmarks/subsets.py): the questions it can act on, each graph's run again
 #: with it off and on; the first runs' records stand for the rest.
 PAST_DEV = {"Self-Ask": "dev100-past-bridge-D-qwen1.5b-cpu", "S": "dev100-past-bridge-S-qwen1.5b-cpu"}
-PAST_CONFIRM = {"Self-Ask": "confirm-past-bridge-D-qwen1.5b-cpu", "S": "confirm-past-bridge-S-qwen1.5b-cpu"}
+PAST_BASE = {"Self-Ask": DEMOS_LOOPS, "S": S_LOOPS}
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -124,19 +123,21 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         variants = variants or (DEMOS, S)
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
-    def past(first: Records, reruns: dict[str, str]) -> Records:
-        """Self-Ask and S with ``past_bridge`` off and on: the reruns where they have the question."""
+    def past(first: Records, reruns: dict[str, str], graphs: Sequence[str] = ("Self-Ask", "S")) -> Records:
+        """``graphs`` with ``past_bridge`` off and on: the reruns where they have the question."""
         out: Records = []
-        for graph, base in (("Self-Ask", DEMOS_LOOPS), ("S", S_LOOPS)):
-            again = run(reruns[graph])
+        for graph in graphs:
+            base, again = PAST_BASE[graph], run(reruns[graph])
             out += [*replayed(first, again, base, base, past_bridge_can_act), *replayed(first, again, base, f"{base}+past_bridge=true", past_bridge_can_act)]
         return out
 
     def past_rows(reruns: dict[str, str], first: Records, label: str) -> list[tuple[str, Records, str, str]]:
-        whole = past(first, reruns)
-        return [*((f"{graph}: the {len(of(run(reruns[graph]), base))} questions it can act on, run again", run(reruns[graph]), base, f"{base}+past_bridge=true")
-                  for graph, base in (("Self-Ask", DEMOS_LOOPS), ("S", S_LOOPS))),
-                (f"Self-Ask: {label}", whole, DEMOS_LOOPS, DEMOS_PAST), (f"S: {label}", whole, S_LOOPS, S_PAST)]
+        """Each graph's rerun (the questions it can act on, so far), then the whole of ``first`` for
+        the graphs whose rerun holds every such question."""
+        done = [g for g in PAST_BASE if complete(first, run(reruns[g]), PAST_BASE[g])]
+        rows = [(f"{g}: the {len(paired(run(reruns[g]), b, f'{b}+past_bridge=true')) // 2} questions it can act on, run again", run(reruns[g]), b, f"{b}+past_bridge=true")
+                for g, b in PAST_BASE.items()]
+        return [*rows, *((f"{g}: {label}", past(first, reruns, [g]), PAST_BASE[g], f"{PAST_BASE[g]}+past_bridge=true") for g in done)]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
@@ -180,8 +181,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                 names=("Self-Ask", "S"))),
         (f"`past_bridge` off and on, dev 1-100: {where(ACTS, ACTS2, *PAST_DEV.values())}",
          lambda: headline_table(past_rows(PAST_DEV, dev100(DEMOS_LOOPS, S_LOOPS), "dev 1-100"), names=("off", "on"))),
-        (f"S against Self-Ask, both with `past_bridge`, dev 1-100: {where(ACTS, ACTS2, *PAST_DEV.values())}",
-         lambda: headline_table([("dev 1-100", past(dev100(DEMOS_LOOPS, S_LOOPS), PAST_DEV), DEMOS_PAST, S_PAST)], names=("Self-Ask", "S"))),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),

@@ -67,6 +67,12 @@ def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can
     return out
 
 
+def complete(base: Records, rerun: Records, base_variant: str, can_act: Callable[[dict[str, Any]], bool] = past_bridge_can_act) -> bool:
+    """Whether the rerun holds, switch off and on, every question of ``base`` the switch can act on."""
+    both = {r["id"] for r in of(rerun, base_variant)} & {r["id"] for r in rerun if r["variant"].startswith(f"{base_variant}+")}
+    return all(r["id"] in both for r in of(base, base_variant) if can_act(r))
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("switch", choices=sorted(CAN_ACT))

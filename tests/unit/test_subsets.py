@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks.subsets import main, past_bridge_can_act, replayed
+from benchmarks.subsets import complete, main, past_bridge_can_act, replayed
 
 Q = "Where was the director of Ronnie Rocket born?"
 
@@ -47,3 +47,10 @@ def test_the_subset_holds_only_the_questions_the_switch_can_act_on(tmp_path, cap
     out = capsys.readouterr()
     # the one-hop chain first, then the question whose first hop branched
     assert [json.loads(line)["id"] for line in out.out.splitlines()] == ["q1", "q4"] and "2 questions past_bridge can act on" in out.err
+
+
+def test_a_rerun_is_complete_when_it_holds_every_question_the_switch_can_act_on_both_ways():
+    on = {**ONE, "variant": "self_ask+past_bridge=true"}
+    assert complete([ONE, TWO], [ONE, on], "self_ask")
+    assert not complete([ONE, TWO], [ONE], "self_ask")  # not yet run with the switch on
+    assert complete([TWO, WHOLE], [], "self_ask")  # nothing it can act on
