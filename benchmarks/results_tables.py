@@ -135,8 +135,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         """Each graph's rerun (the questions it can act on, so far), then the whole of ``first`` for
         the graphs whose rerun holds every such question."""
         done = [g for g in PAST_BASE if complete(first, run(reruns[g]), PAST_BASE[g])]
-        rows = [(f"{g}: the {len(paired(run(reruns[g]), b, f'{b}+past_bridge=true')) // 2} questions it can act on, run again", run(reruns[g]), b, f"{b}+past_bridge=true")
-                for g, b in PAST_BASE.items()]
+        def rerun_label(g: str, b: str) -> str:
+            done, acts = len(paired(run(reruns[g]), b, f"{b}+past_bridge=true")) // 2, sum(map(past_bridge_can_act, of(first, b)))
+            return f"{g}: {'the' if done == acts else f'{done} of the'} {acts} questions it can act on, run again"
+
+        rows = [(rerun_label(g, b), run(reruns[g]), b, f"{b}+past_bridge=true") for g, b in PAST_BASE.items()]
         return [*rows, *((f"{g}: {label}", past(first, reruns, [g]), PAST_BASE[g], f"{PAST_BASE[g]}+past_bridge=true") for g in done)]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
