@@ -123,24 +123,18 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         variants = variants or (DEMOS, S)
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
-    def past(first: Records, reruns: dict[str, str], graphs: Sequence[str] = ("Self-Ask", "S")) -> Records:
-        """``graphs`` with ``past_bridge`` off and on: the reruns where they have the question."""
-        out: Records = []
-        for graph in graphs:
-            base, again = PAST_BASE[graph], run(reruns[graph])
-            out += [*replayed(first, again, base, base, past_bridge_can_act), *replayed(first, again, base, f"{base}+past_bridge=true", past_bridge_can_act)]
-        return out
-
     def past_rows(reruns: dict[str, str], first: Records, label: str) -> list[tuple[str, Records, str, str]]:
-        """Each graph's rerun (the questions it can act on, so far), then the whole of ``first`` for
-        the graphs whose rerun holds every such question."""
-        done = [g for g in PAST_BASE if complete(first, run(reruns[g]), PAST_BASE[g])]
-        def rerun_label(g: str, b: str) -> str:
-            done, acts = len(paired(run(reruns[g]), b, f"{b}+past_bridge=true")) // 2, sum(map(past_bridge_can_act, of(first, b)))
-            return f"{g}: {'the' if done == acts else f'{done} of the'} {acts} questions it can act on, run again"
-
-        rows = [(rerun_label(g, b), run(reruns[g]), b, f"{b}+past_bridge=true") for g, b in PAST_BASE.items()]
-        return [*rows, *((f"{g}: {label}", past(first, reruns, [g]), PAST_BASE[g], f"{PAST_BASE[g]}+past_bridge=true") for g in done)]
+        """Each graph's rerun (the questions ``past_bridge`` can act on, so far), then the whole of
+        ``first`` for the graphs whose rerun holds every such question (:func:`benchmarks.subsets.replayed`)."""
+        reran, whole = [], []
+        for graph, base in PAST_BASE.items():
+            switched, again = f"{base}+past_bridge=true", run(reruns[graph])
+            done, acts = len(paired(again, base, switched)) // 2, sum(map(past_bridge_can_act, of(first, base)))
+            reran.append((f"{graph}: {'the' if done == acts else f'{done} of the'} {acts} questions it can act on, run again", again, base, switched))
+            if complete(first, again, base, switched, past_bridge_can_act):
+                records = [*replayed(first, again, base, base, past_bridge_can_act), *replayed(first, again, base, switched, past_bridge_can_act)]
+                whole.append((f"{graph}: {label}", records, base, switched))
+        return [*reran, *whole]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")

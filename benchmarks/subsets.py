@@ -12,9 +12,9 @@ is read from the first run's trace, never from its answers' rightness.
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
 first hop branched (the chain not shown may have ended there); the subset lists the one-hop chains
-first, so a rerun stopped part-way has measured where the switch acts for sure. A question that ended otherwise in
-the first run but would reach the switch in another is left out: the switch is measured where the
-first run says it acts.
+first, so a rerun stopped part-way has measured where the switch acts for sure. A question that
+ended otherwise in the first run but would reach the switch in another is left out: the switch is
+measured where the first run says it acts.
 
     .venv/bin/python -m benchmarks.subsets past_bridge evals/results/RUN --variant VARIANT --questions dev.jsonl > SUBSET.jsonl
 """
@@ -67,9 +67,10 @@ def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can
     return out
 
 
-def complete(base: Records, rerun: Records, base_variant: str, can_act: Callable[[dict[str, Any]], bool] = past_bridge_can_act) -> bool:
-    """Whether the rerun holds, switch off and on, every question of ``base`` the switch can act on."""
-    both = {r["id"] for r in of(rerun, base_variant)} & {r["id"] for r in rerun if r["variant"].startswith(f"{base_variant}+")}
+def complete(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> bool:
+    """Whether the rerun holds, as ``base_variant`` and as ``variant`` (it with the switch on), every
+    question of ``base`` the switch can act on."""
+    both = {r["id"] for r in of(rerun, base_variant)} & {r["id"] for r in of(rerun, variant)}
     return all(r["id"] in both for r in of(base, base_variant) if can_act(r))
 
 

@@ -48,6 +48,12 @@ def remaining(question: str, hops: list[dict[str, Any]]) -> str | None:
     return substituted(question, hops[0]["question"], str(hops[0]["answer"]))
 
 
+def new_rest(question: str, hops: list[dict[str, Any]], asked: set[str]) -> str | None:
+    """:func:`remaining`, unless that was asked already."""
+    rest = remaining(question, hops)
+    return rest if rest and normalize_answer(rest) not in asked else None
+
+
 def loops_on_answer(follow_up: str, hops: list[dict[str, Any]], question: str) -> bool:
     """Whether a follow-up only goes round the last answer: it names that answer and asks nothing
     else ("Who is Chris Pérez?"), or asks of it what the step before asked ("Who is the spouse of
@@ -117,8 +123,7 @@ def past_bridge(
     is new; else no follow-up, and the end stands."""
     answer = str(hops[0]["answer"])
     said = f"Self-Ask ended on the first hop's answer {answer!r}, which answers only {hops[0]['question']!r}"
-    rest = remaining(question, hops)
-    if rest and normalize_answer(rest) not in asked:
+    if rest := new_rest(question, hops, asked):
         return rest, f"{said}; asked instead what the question still asks: {rest!r}"
     nudge = HumanMessage(bridge_nudge(answer, hops[0]["question"]))
     reply = resources(config).llm.generate([*messages, nudge], temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=cfg.reply_schema(FOLLOW_UP_ONLY))
@@ -183,13 +188,12 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             notes = ["Self-Ask repeated the question; it is used as the first sub-question"]
         elif problem == "described":
             notes = [f"Self-Ask {_SAID[problem]}; asked again, no better step, so it is kept"]
-    if problem == "repeat" and cfg.rewrite_repeats and (kind != "follow_up" or normalize_answer(text) in asked):
-        # a repeat, then the end or the repeat again: after one hop, that is mostly the bridge taken for the answer
-        rest = remaining(question, hops)
-        if rest and normalize_answer(rest) not in asked:
-            said = "ended" if kind == "final" else "did not move on"
-            notes = [f"Self-Ask repeated a follow-up and, asked again, {said}; asked instead what the question still asks: {rest!r}"]
-            kind, text = "follow_up", rest
+    repeated = problem == "repeat" and cfg.rewrite_repeats and (kind != "follow_up" or normalize_answer(text) in asked)
+    # a repeat, then the end or the repeat again: after one hop, that is mostly the bridge taken for the answer
+    if repeated and (rest := new_rest(question, hops, asked)):
+        said = "ended" if kind == "final" else "did not move on"
+        notes = [f"Self-Ask repeated a follow-up and, asked again, {said}; asked instead what the question still asks: {rest!r}"]
+        kind, text = "follow_up", rest
     if cfg.past_bridge and (ended := ending(kind, text, hops, question, cfg)) is not None and ends_on_bridge(ended, hops, question):
         line = f"{FINAL} {text}" if kind == "final" else f"{FOLLOW_UP} {text}"  # the step as the model wrote it
         step, note = past_bridge(question, hops, [*prompt, AIMessage(line)], config, cfg, asked)

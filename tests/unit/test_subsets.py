@@ -51,6 +51,8 @@ def test_the_subset_holds_only_the_questions_the_switch_can_act_on(tmp_path, cap
 
 def test_a_rerun_is_complete_when_it_holds_every_question_the_switch_can_act_on_both_ways():
     on = {**ONE, "variant": "self_ask+past_bridge=true"}
-    assert complete([ONE, TWO], [ONE, on], "self_ask")
-    assert not complete([ONE, TWO], [ONE], "self_ask")  # not yet run with the switch on
-    assert complete([TWO, WHOLE], [], "self_ask")  # nothing it can act on
+    args = ("self_ask", "self_ask+past_bridge=true", past_bridge_can_act)
+    assert complete([ONE, TWO], [ONE, on], *args)
+    assert not complete([ONE, TWO], [ONE], *args)  # not yet run with the switch on
+    assert not complete([ONE, TWO], [ONE, {**on, "variant": "self_ask+end_loops=true"}], *args)  # another switch
+    assert complete([TWO, WHOLE], [], *args)  # nothing it can act on
