@@ -76,6 +76,7 @@ S_NOT_BRIDGE = f"{S_LOOPS}+final_not_bridge=true"
 #: ``past_bridge``'s reruns (benchmarks/subsets.py): the questions it can act on, each graph's run again
 #: with it off and on; the first runs' records stand for the rest.
 PAST_DEV = {"Self-Ask": "dev100-past-bridge-D-qwen1.5b-cpu", "S": "dev100-past-bridge-S-qwen1.5b-cpu"}
+PAST_CONFIRM = {"Self-Ask": "confirm-past-bridge-D-qwen1.5b-cpu", "S": "confirm-past-bridge-S-qwen1.5b-cpu"}
 PAST_BASE = {"Self-Ask": DEMOS_LOOPS, "S": S_LOOPS}
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
@@ -123,16 +124,23 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         variants = variants or (DEMOS, S)
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
+    def past_whole(reruns: dict[str, str], first: Records, graph: str) -> Records | None:
+        """``graph``'s records for every question of ``first`` with ``past_bridge`` off and on, or None
+        until its rerun holds every question the switch can act on (:func:`benchmarks.subsets.replayed`)."""
+        base, again = PAST_BASE[graph], run(reruns[graph])
+        if not complete(first, again, base, f"{base}+past_bridge=true", past_bridge_can_act):
+            return None
+        return [r for v in (base, f"{base}+past_bridge=true") for r in replayed(first, again, base, v, past_bridge_can_act)]
+
     def past_rows(reruns: dict[str, str], first: Records, label: str) -> list[tuple[str, Records, str, str]]:
         """Each graph's rerun (the questions ``past_bridge`` can act on, so far), then the whole of
-        ``first`` for the graphs whose rerun holds every such question (:func:`benchmarks.subsets.replayed`)."""
+        ``first`` for the graphs whose rerun holds every such question."""
         reran, whole = [], []
         for graph, base in PAST_BASE.items():
             switched, again = f"{base}+past_bridge=true", run(reruns[graph])
             done, acts = len(paired(again, base, switched)) // 2, sum(map(past_bridge_can_act, of(first, base)))
             reran.append((f"{graph}: {'the' if done == acts else f'{done} of the'} {acts} questions it can act on, run again", again, base, switched))
-            if complete(first, again, base, switched, past_bridge_can_act):
-                records = [*replayed(first, again, base, base, past_bridge_can_act), *replayed(first, again, base, switched, past_bridge_can_act)]
+            if (records := past_whole(reruns, first, graph)) is not None:
                 whole.append((f"{graph}: {label}", records, base, switched))
         return [*reran, *whole]
 
@@ -178,6 +186,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                 names=("Self-Ask", "S"))),
         (f"`past_bridge` off and on, dev 1-100: {where(ACTS, ACTS2, *PAST_DEV.values())}",
          lambda: headline_table(past_rows(PAST_DEV, dev100(DEMOS_LOOPS, S_LOOPS), "dev 1-100"), names=("off", "on"))),
+        (f"`past_bridge` off and on, the confirmation, dev 101-217: {where(CONFIRM, *PAST_CONFIRM.values())}",
+         lambda: headline_table(past_rows(PAST_CONFIRM, paired(run(CONFIRM), DEMOS_LOOPS, S_LOOPS), "dev 101-217"), names=("off", "on"))),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
