@@ -24,13 +24,14 @@ from sunar import trust
 from sunar.evals.predictions import read_predictions
 from sunar.evals.run import variant_graph, variant_settings
 from sunar.graph import build_graph, unread_fields
+from sunar.signals import from_trace
 
 
 def verdict(record: dict[str, Any], calibration: dict[str, Any] | None, llm: Any) -> dict[str, Any]:
     """``trust`` and ``abstained`` as the confidence step gives them (min_trust 0)."""
     if calibration is None:
         return {"trust": None, "abstained": False}
-    signals = {**record["signals"], **trust.held_signals(calibration, llm, record["question"], record["answer"])}
+    signals = {**from_trace(record), **trust.held_signals(calibration, llm, record["question"], record["answer"])}
     found = trust.judge(signals, calibration)
     return {"trust": found["trust"], "abstained": found["abstained"]}
 

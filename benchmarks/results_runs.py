@@ -30,6 +30,7 @@ import numpy as np
 
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison, retrieval_metrics, token_f1, word_cover_em
 from sunar.evals.predictions import latest
+from sunar.signals import from_trace
 
 DATASETS = (("musique", "MuSiQue"), ("2wiki", "2Wiki"))
 
@@ -42,7 +43,8 @@ def read_records(run: Path, committed: bool = False) -> Records:
     resumed run keeps (:func:`sunar.evals.predictions.latest`). With ``committed``, the file as the repository's
     HEAD holds it (``predictions.jsonl.gz``, or a plain file committed as it is): a run going on
     beside it, which rewrites both files, does not change what RESULTS.md reports until its new
-    file is committed. Outside a repository, or for a run not committed yet, the packed file first."""
+    file is committed. Outside a repository, or for a run not committed yet, the packed file first.
+    Each record's signals include those its trace gives where the run predates them."""
     plain, packed = run / "predictions.jsonl", run / "predictions.jsonl.gz"
     order = (packed, plain) if committed else (plain, packed)
     found = next(((p, d) for p in order if (d := committed_bytes(p)) is not None), None) if committed else None
@@ -53,7 +55,8 @@ def read_records(run: Path, committed: bool = False) -> Records:
         found = (path, path.read_bytes())
     path, data = found
     data = gzip.decompress(data) if path.suffix == ".gz" else data
-    return list(latest([json.loads(line) for line in data.splitlines() if line.strip()]).values())
+    records = latest([json.loads(line) for line in data.splitlines() if line.strip()]).values()
+    return [{**r, "signals": from_trace(r)} if r.get("signals") else r for r in records]
 
 
 def committed_bytes(path: Path) -> bytes | None:

@@ -41,7 +41,7 @@ from benchmarks.results_stored import (
     scale_table,
 )
 from benchmarks.subsets import complete, past_bridge_can_act, replayed
-from sunar.trust import FEATURES
+from sunar.trust import COMBINED, FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "evals" / "results"
@@ -221,8 +221,13 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The prior of questions shaped alike, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), given)
                                    for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
-                                   for label, given in (("shipped", {}), ("shape prior", {"shapes": True}),
+                                   for label, given in (("the four signals", {}), ("shape prior", {"shapes": True}),
                                                         ("shape prior, a weight per signal", {"shapes": True, "weights": "fitted"}))])),
+        (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
+         lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
+                                   for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
+                                   for label, features in (("the four signals", COMBINED), ("and `whole_chain` (shipped)", (*COMBINED, "whole_chain")),
+                                                           ("and `hops`", (*COMBINED, "hops")))])),
         (f"S's signals with the probe, fitted on dev 1-100, scored on dev 101-217: {probe_s[1]}",
          lambda: probe_table(probe_s[0], "S", "dev 101-217")),
         # Cost

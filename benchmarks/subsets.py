@@ -29,13 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.results_runs import Records, of, read_records
-from sunar.text import restates
+from sunar.signals import whole_chain
 
 
 def ends_on_one_hop(record: dict[str, Any]) -> bool:
     """Whether the chain shown has one hop, and that hop did not ask the whole question."""
-    path = record.get("reasoning_path") or []
-    return len(path) == 1 and not restates(path[0]["question"], record["question"])
+    return whole_chain(record["question"], record.get("reasoning_path") or []) == 0.0
 
 
 def past_bridge_can_act(record: dict[str, Any]) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sunar.prompts.answer import UNKNOWN
-from sunar.text import content_words, named_pages_of, normalize_answer
+from sunar.text import content_words, named_pages_of, normalize_answer, restates
 
 
 def agrees(a: str, b: str) -> bool:
@@ -64,6 +64,24 @@ def chain_broken(hops: Sequence[dict[str, Any]]) -> float | None:
     return 0.0
 
 
+def whole_chain(question: str, hops: Sequence[dict[str, Any]]) -> float | None:
+    """0.0 when the chain is one hop whose sub-question asked only part of the question (it ended
+    on the bridge it found, the hidden name, not on what was asked), 1.0 for a chain that went on
+    or a hop that asked the whole question; None without hops."""
+    if not hops:
+        return None
+    return float(len(hops) > 1 or restates(str(hops[0].get("question") or ""), question))
+
+
+def from_trace(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored answer's signals, with those its trace (question and ``reasoning_path``) gives
+    filled in where the run predates them: older runs can be calibrated with newer signals."""
+    found = dict(record.get("signals") or {})
+    if "whole_chain" not in found and "reasoning_path" in record:
+        found["whole_chain"] = whole_chain(str(record.get("question") or ""), record["reasoning_path"] or [])
+    return found
+
+
 def named_pages(hops: Sequence[dict[str, Any]]) -> float | None:
     """The share of hops whose sub-question names a page of their evidence
     (:func:`sunar.text.named_pages_of`): a hop about a named entity found that entity's page."""
@@ -90,6 +108,7 @@ def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequen
         "answer_in_evidence": float(found and any(agrees(answer, e["text"]) for e in state.get("evidence") or [])),
         "chain_agrees": float(agrees(answer, chain)) if chain else None,
         "chain_broken": chain_broken(hops),
+        "whole_chain": whole_chain(str(state.get("question") or ""), hops),
         "named_pages": named_pages(hops),
         "unknown": float(not found),
         "fallback": float(any("no usable final answer" in n for n in state.get("notes") or [])),

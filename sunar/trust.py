@@ -27,7 +27,7 @@ from sunar.errors import SunarError
 #: Every signal of trust an eval report rates, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
-    "answer_in_evidence", "chain_agrees", "chain_broken", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
+    "answer_in_evidence", "chain_agrees", "chain_broken", "whole_chain", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
 )
 #: The signals the combined score uses: those whose AUROC alone was at least 0.55 on sunar's
 #: answers to dev questions 1-100 (the final samples' agreement, their semantic entropy and number
@@ -35,6 +35,9 @@ FEATURES: tuple[str, ...] = (
 #: measured beside them in every eval report; there each was near chance or inverted
 #: (benchmarks/RESULTS.md, "Confidence and calibration").
 COMBINED: tuple[str, ...] = ("agreement", "semantic_entropy", "sets", "chain_agrees")
+#: Recorded signals ``sunar calibrate --with`` adds to the combined ones (the probe and the shape
+#: prior have flags of their own: the calibration computes them).
+EXTRA_SIGNALS = tuple(f for f in FEATURES if f not in (*COMBINED, "probe", "shape_prior"))
 #: Signals where a higher value means less trust (negated).
 DISTRUST = frozenset({"semantic_entropy", "sets", "chain_broken", "unknown", "fallback"})
 #: What a signal that pulls the score down says to a user.
@@ -48,6 +51,7 @@ REASONS = {
     "answer_in_evidence": "the answer is not in the cited evidence",
     "chain_agrees": "the reasoning chain's own answer differs",
     "chain_broken": "a hop only repeated its question or an earlier answer",
+    "whole_chain": "the reasoning stopped after one step that asked only part of the question",
     "unknown": "no answer was found",
     "fallback": "the final reasoning broke its format",
     "answer_logprob": "the model finds the answer unlikely given its evidence",

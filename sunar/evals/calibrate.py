@@ -13,17 +13,20 @@ from sunar.errors import SunarError
 from sunar.evals.calibration import check_calibration, fit_calibration
 from sunar.evals.predictions import latest, read_predictions
 from sunar.evals.run import variant_graph, variant_settings
+from sunar.signals import from_trace
 from sunar.trust import COMBINED, read
 
 
 def _run_answers(run: str | Path, variant: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A run's settings (run.json) and its answers of ``variant``, in the order they were given."""
+    """A run's settings (run.json) and its answers of ``variant``, in the order they were given, each
+    with the signals its trace gives where the run predates them (:func:`sunar.signals.from_trace`)."""
     folder = Path(run)
     settings_file = folder / "run.json"
     if not settings_file.is_file():
         raise SunarError(f"{folder} holds no evaluation run (no run.json); run: sunar eval ... --out {folder}")
     settings = json.loads(settings_file.read_text())
-    return settings, [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
+    answers = [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
+    return settings, [{**r, "signals": from_trace(r)} if r.get("signals") else r for r in answers]
 
 
 def _runs(runs: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -32,7 +35,7 @@ def _runs(runs: str | Path | Sequence[str | Path]) -> list[Path]:
 
 def calibrate_run(
     runs: str | Path | Sequence[str | Path], variant: str, alpha: float, delta: float = 0.1, weights: str = "equal", probe: bool = False,
-    shapes: bool = False,
+    shapes: bool = False, signals: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A calibration file's content from the answers of ``variant`` in one or more evaluation runs
     (pooled, each question once: the first run that answered it counts): the graph, LLM,
@@ -40,7 +43,8 @@ def calibrate_run(
     corpus), the questions it was fitted on, and
     :func:`~sunar.evals.calibration.fit_calibration`. With ``probe``, a probe on the LLM's hidden
     state is trained on every graph's answers in the runs and joins the combined signals; with
-    ``shapes``, the prior of questions shaped alike (:mod:`sunar.shape_prior`) joins them."""
+    ``shapes``, the prior of questions shaped alike (:mod:`sunar.shape_prior`) joins them; so do
+    the recorded ``signals`` named."""
     folders = _runs(runs)
     if not 0 < alpha < 1 or not 0 < delta < 1:
         raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
@@ -62,7 +66,7 @@ def calibrate_run(
 
         extra["probe"], extra["probe_training"] = probe_signals(reader(str(llm)), everything, records)
     try:
-        fitted = fit_calibration(records, alpha, delta, weights, features=(*COMBINED, "probe") if probe else COMBINED, shapes=shapes)
+        fitted = fit_calibration(records, alpha, delta, weights, features=(*COMBINED, *signals, *(("probe",) if probe else ())), shapes=shapes)
     except ValueError as exc:
         raise SunarError(f"{', '.join(map(str, folders))}, variant {variant}: {exc}") from None
     configuration = {**(first.get("configuration") or {}), **variant_settings(variant)}

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sunar.signals import agrees, chain_broken, hop_agreement, semantic_entropy, signals
+from sunar.signals import agrees, chain_broken, from_trace, hop_agreement, semantic_entropy, signals, whole_chain
 
 
 def test_semantic_entropy_of_the_sets():
@@ -36,6 +36,23 @@ def test_a_chain_that_stalls_is_broken():
     assert chain_broken(repeat) == 1.0
 
 
+def test_a_chain_of_one_hop_that_asked_part_of_the_question_is_not_whole():
+    question = "Who is the spouse of the director of film Barefoot in the Park?"
+    bridge = {"question": "Who directed Barefoot in the Park?", "answer": "Gene Saks"}
+    assert whole_chain(question, [bridge]) == 0.0  # it ended on the bridge
+    assert whole_chain(question, [bridge, {"question": "Who is the spouse of Gene Saks?", "answer": "Bea Arthur"}]) == 1.0
+    assert whole_chain(question, [{"question": "Who is the spouse of the director of film Barefoot In The Park?", "answer": "Bea Arthur"}]) == 1.0
+    assert whole_chain(question, []) is None
+
+
+def test_signals_a_stored_answer_predates_are_read_from_its_trace():
+    record = {"question": "Who is the spouse of the director of film Barefoot in the Park?", "signals": {"agreement": 1.0},
+              "reasoning_path": [{"question": "Who directed Barefoot in the Park?", "answer": "Gene Saks"}]}
+    assert from_trace(record) == {"agreement": 1.0, "whole_chain": 0.0}
+    assert from_trace({**record, "signals": {"whole_chain": 1.0}}) == {"whole_chain": 1.0}  # recorded: kept
+    assert from_trace({"signals": {"agreement": 0.5}}) == {"agreement": 0.5}  # no trace (a graph without a chain)
+
+
 def test_signals_of_a_final_state():
     state = {
         "answer": "Missoula, Montana",
@@ -49,6 +66,7 @@ def test_signals_of_a_final_state():
     assert got["evidence_top"] == 0.9 and got["evidence_margin"] == pytest.approx(0.4)
     assert got["answer_in_evidence"] == 1.0 and got["chain_agrees"] == 0.0  # Self-Ask's own answer was Helena
     assert got["fallback"] == 1.0 and got["unknown"] == 0.0 and got["hops"] == 2 and got["hop_agreement"] is None
-    assert got["chain_broken"] == 0.0
+    assert got["chain_broken"] == 0.0 and got["whole_chain"] == 1.0  # two hops
     empty = signals({"answer": "unknown", "hops": [], "evidence": []}, [], [[0]], 0.0)
     assert empty["unknown"] == 1.0 and empty["evidence_top"] is None and empty["chain_agrees"] is None and empty["answer_in_evidence"] == 0.0
+    assert empty["whole_chain"] is None

@@ -304,3 +304,25 @@ def test_a_calibration_with_a_probe_reads_the_models_hidden_state(tmp_path):
     out = build_graph("sunar").invoke({"question": QUESTION}, config)
     assert llm.hidden_calls == [f"Question: {QUESTION}\nAnswer: David Lynch"]
     assert out["signals"]["probe"] == pytest.approx(1 / (1 + math.exp(-4)), abs=1e-5) and out["trust"] > 0.9
+
+
+def test_calibrate_with_a_recorded_signal_reads_it_from_the_trace_of_runs_that_predate_it(tmp_path):
+    question = "Who is the spouse of the director of film Barefoot in the Park?"
+    bridge = {"question": "Who directed Barefoot in the Park?", "answer": "Gene Saks"}
+    whole = [bridge, {"question": "Who is the spouse of Gene Saks?", "answer": "Bea Arthur"}]
+    (run := tmp_path / "run").mkdir()
+    (run / "run.json").write_text(json.dumps({"questions": {"file": "q.jsonl"}, "corpus": {"file": "c.jsonl"},
+                                              "configuration": {"llm": "embedded:qwen2.5-1.5b"}, "variants": ["self_ask"]}))
+    with open(run / "predictions.jsonl", "w") as f:  # chains that ended on the bridge are wrong 9 times in 10; no whole_chain recorded
+        for i in range(40):
+            ended = i % 2 == 0
+            f.write(json.dumps({"id": f"q{i}", "variant": "self_ask", "question": question, "metrics": {"cover_em": float(ended == (i % 20 == 0))},
+                                "signals": {"agreement": 1.0}, "reasoning_path": [bridge] if ended else whole}) + "\n")
+    plain, chained = tmp_path / "plain.json", tmp_path / "chained.json"
+    assert main(["calibrate", "--run", str(run), "--variant", "self_ask", "--out", str(plain)]) == 0
+    assert main(["calibrate", "--run", str(run), "--variant", "self_ask", "--with", "whole_chain", "--out", str(chained)]) == 0
+    assert "whole_chain" not in trust.read(plain)["features"] and trust.read(chained)["features"][-1] == "whole_chain"
+    assert trust.read(chained)["auroc_held_out"] > 0.85 > 0.55 > trust.read(plain)["auroc_held_out"]
+    stopped = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0, "whole_chain": 0.0}, trust.read(chained))
+    assert stopped["trust"] < 0.5 and "the reasoning stopped after one step that asked only part of the question" in stopped["why"]
+    assert "whole_chain" in trust.EXTRA_SIGNALS and not {"probe", "shape_prior", *trust.COMBINED} & set(trust.EXTRA_SIGNALS)  # those have flags
