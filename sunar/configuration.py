@@ -38,7 +38,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: The fields only SUNAR's graphs (Self-Ask among them) read: NAR, the decomposition, the hop reader,
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
-    "asu_batches", "hop_samples", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
+    "asu_batches", "hop_samples", "hop_reading", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
@@ -140,13 +140,13 @@ class Configuration(Settings):
         "Off: NAR scores batches without sampling (the hops' own samples still steer the chains).",
     )
     hop_samples: int = Field(
-        0,
-        ge=0,
-        le=100,
+        0, ge=0, le=100,
         description="Answers sampled at each hop beside its greedy answer, from the hop's own evidence (the same "
         "prompt, so the model reads it once); their semantic sets are the hop's uncertainty, which branches "
         "the chain (branch_width). 0: none.",
     )
+    hop_reading: Literal["samples", "documents"] = Field("samples", description="Where a hop's hop_samples answers come "
+        "from: sampled from its prompt, or read greedily from each of its top documents alone (documents that disagree branch).")
     branch_width: int = Field(
         1,
         ge=1,

@@ -76,7 +76,7 @@ class Variant:
 
 
 #: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into), and MER.
-ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "branch_width", "max_chains", "requery"})
+ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "branch_width", "max_chains", "requery"})
 MER_FIELDS = frozenset({"grounded_final", "whole_answers", "final_not_bridge"})
 
 

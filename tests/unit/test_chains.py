@@ -96,6 +96,31 @@ def test_each_chain_fills_the_plan_with_its_own_answers():
     assert sum(c.startswith(PLAN_SYSTEM) for c in llm.calls) == 1 and not any(c.startswith(SELF_ASK_SYSTEM) for c in llm.calls)
 
 
+def test_documents_read_alone_that_disagree_on_the_bridge_branch_the_chain():
+    rankings = {**RANKINGS, "Who directed Ronnie Rocket?": [("rr", 3.0), ("mb", 2.0)]}
+
+    def answer(question, i):  # the greedy read sees both pages; the samples would all agree
+        return {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}.get(question, "David Lynch")
+
+    llm = scripted_llm(self_ask, answer)
+    script = llm.chat.script
+
+    def per_document(prompt, i):  # a hop read from Mel Brooks's page alone names him
+        alone = "Who directed Ronnie Rocket?" in prompt and "Mel Brooks was born" in prompt and "unfinished film" not in prompt
+        return "Mel Brooks" if alone else script(prompt, i)
+
+    llm.chat.script = per_document
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, rankings), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "hop_samples": 2, "asu_batches": False, "calibration": "off", "branch_width": 2}
+    sampled = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": cfg})
+    assert sampled["hops"][0]["samples"] == ["David Lynch"] * 3 and len(sampled["chains"] or []) <= 1  # the samples agree
+    read = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "hop_reading": "documents"}})
+    assert read["hops"][0]["samples"] == ["David Lynch", "David Lynch", "Mel Brooks"]  # greedy, then Ronnie Rocket's page, Mel Brooks's
+    assert [c["hops"][-1]["question"] for c in read["chains"]] == ["Where was David Lynch born?", "Where was Mel Brooks born?"]
+    alone = [p for p in llm.calls if "Who directed Ronnie Rocket?" in p and "Mel Brooks was born" in p and "unfinished film" not in p]
+    assert len(alone) == 1  # Mel Brooks's page was read alone once, in the run that reads documents
+
+
 def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
     out, llm = run(requery=True, branch_width=2)
     hop1 = out["hops"][0]
