@@ -1,7 +1,8 @@
 """Uncertainty that acts, end to end on the real embedded model and the demo index: each hop's own
 samples and semantic sets, chains branched off an uncertain hop and followed, the chosen chain,
 grounded hop and final answers read from the pages a hop names, retrieved demonstrations, an uncertain hop retrieved again and the
-final vote, in two runs (grounded; free answers to an ambiguous question), as the stream shows them."""
+final vote, in two runs (grounded; free answers to an ambiguous question), as the stream shows them;
+and a hop's answers read from each of its documents alone (``hop_reading=documents``)."""
 
 import pytest
 
@@ -116,3 +117,14 @@ def test_a_planned_decomposition_is_followed_hop_by_hop(demo_index):
     assert [h["question"] for h in state["hops"]] == [fill(p, answers[:i]) for i, p in enumerate(plan)]
     assert lines[0] == f"plan: {' | '.join(plan)}; follow-up: {plan[0]}"
     assert state["answer"] and not any(line.startswith("decomposition done: ") for line in lines)  # MER answers, not Self-Ask
+
+
+@pytest.mark.slow
+def test_a_hop_read_from_each_document_alone_answers_from_that_document(demo_index):
+    state, lines = stream(demo_index, hop_reading="documents", grounded_answers=True, focus_pages=False, demonstrations=1)
+    assert state["hops"] and any("; candidates of 4 answers: " in line for line in lines)
+    for hop in state["hops"]:
+        documents = hop["evidence"][:3]
+        assert len(hop["samples"]) == 1 + len(documents)  # the greedy answer from all, then one per document
+        for answer, document in zip(hop["samples"][1:], documents, strict=True):  # grounded in that document alone
+            assert answer == "unknown" or normalize_answer(answer) in normalize_answer(f"{document['title']} {document['text']}"), (answer, document["title"])
