@@ -139,7 +139,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         for graph, base in PAST_BASE.items():
             switched, again = f"{base}+past_bridge=true", run(reruns[graph])
             done, acts = len(paired(again, base, switched)) // 2, sum(map(past_bridge_can_act, of(first, base)))
-            reran.append((f"{graph}: {'the' if done == acts else f'{done} of the'} {acts} questions it can act on, run again", again, base, switched))
+            reran.append((f"{graph}: {'the' if done == acts else f'{done} of the'} {acts} questions it can act on, run again", paired(again, base, switched), base, switched))
             if (records := past_whole(reruns, first, graph)) is not None:
                 whole.append((f"{graph}: {label}", records, base, switched))
         return [*reran, *whole]
