@@ -30,7 +30,7 @@ import numpy as np
 
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison, retrieval_metrics, token_f1, word_cover_em
 from sunar.evals.predictions import latest
-from sunar.signals import from_trace
+from sunar.signals import with_trace_signals
 
 DATASETS = (("musique", "MuSiQue"), ("2wiki", "2Wiki"))
 
@@ -55,8 +55,7 @@ def read_records(run: Path, committed: bool = False) -> Records:
         found = (path, path.read_bytes())
     path, data = found
     data = gzip.decompress(data) if path.suffix == ".gz" else data
-    records = latest([json.loads(line) for line in data.splitlines() if line.strip()]).values()
-    return [{**r, "signals": from_trace(r)} if r.get("signals") else r for r in records]
+    return with_trace_signals(latest([json.loads(line) for line in data.splitlines() if line.strip()]).values())
 
 
 def committed_bytes(path: Path) -> bytes | None:

@@ -10,7 +10,7 @@ can be measured and refitted without the LLM.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sunar.prompts.answer import UNKNOWN
@@ -71,6 +71,11 @@ def whole_chain(question: str, hops: Sequence[dict[str, Any]]) -> float | None:
     if not hops:
         return None
     return float(len(hops) > 1 or restates(str(hops[0].get("question") or ""), question))
+
+
+def with_trace_signals(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stored answers, each with :func:`from_trace`'s signals (those without signals as they are)."""
+    return [{**r, "signals": from_trace(r)} if r.get("signals") else r for r in records]
 
 
 def from_trace(record: dict[str, Any]) -> dict[str, Any]:

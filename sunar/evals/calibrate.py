@@ -13,20 +13,19 @@ from sunar.errors import SunarError
 from sunar.evals.calibration import check_calibration, fit_calibration
 from sunar.evals.predictions import latest, read_predictions
 from sunar.evals.run import variant_graph, variant_settings
-from sunar.signals import from_trace
+from sunar.signals import with_trace_signals
 from sunar.trust import COMBINED, read
 
 
 def _run_answers(run: str | Path, variant: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A run's settings (run.json) and its answers of ``variant``, in the order they were given, each
-    with the signals its trace gives where the run predates them (:func:`sunar.signals.from_trace`)."""
+    with the signals its trace gives where the run predates them (:func:`sunar.signals.with_trace_signals`)."""
     folder = Path(run)
     settings_file = folder / "run.json"
     if not settings_file.is_file():
         raise SunarError(f"{folder} holds no evaluation run (no run.json); run: sunar eval ... --out {folder}")
     settings = json.loads(settings_file.read_text())
-    answers = [r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant]
-    return settings, [{**r, "signals": from_trace(r)} if r.get("signals") else r for r in answers]
+    return settings, with_trace_signals(r for r in latest(read_predictions(folder / "predictions.jsonl")).values() if r["variant"] == variant)
 
 
 def _runs(runs: str | Path | Sequence[str | Path]) -> list[Path]:

@@ -27,7 +27,7 @@ from sunar.prompts.self_ask import (
     self_ask_messages,
 )
 from sunar.resources import resources
-from sunar.signals import known
+from sunar.signals import known, whole_chain
 from sunar.text import content_words, normalize_answer, restates, substituted
 from sunar.usage import node
 
@@ -108,7 +108,7 @@ def ending(kind: str, text: str, hops: list[dict[str, Any]], question: str, cfg:
 def ends_on_bridge(final: str, hops: list[dict[str, Any]], question: str) -> bool:
     """Whether a chain of one hop ends with that hop's answer while the hop asked only part of the
     question (its sub-question is not the question again): the hidden name taken for the answer."""
-    if len(hops) != 1 or not known(final) or restates(hops[0]["question"], question):
+    if whole_chain(question, hops) != 0.0 or not known(final):
         return False
     return normalize_answer(final) == normalize_answer(str(hops[0]["answer"]))
 
