@@ -146,7 +146,7 @@ class Configuration(Settings):
         "the chain (branch_width). 0: none.",
     )
     hop_reading: Literal["samples", "documents"] = Field("samples", description="Where a hop's hop_samples answers come "
-        "from: sampled from its prompt, or read greedily from each of its top documents alone (documents that disagree branch).")
+        "from: sampled from its prompt, or read greedily from each of the top documents it reads (its named pages with focus_pages) alone: documents that disagree branch.")
     branch_width: int = Field(
         1,
         ge=1,

@@ -2,7 +2,7 @@
 next Self-Ask step.
 
 With hop sampling (``hop_samples`` m'), m' more answers are sampled from the same prompt (or, with
-``hop_reading=documents``, read greedily from each of the hop's top m' documents alone) and the
+``hop_reading=documents``, read greedily from each of the top m' documents the hop reads, alone) and the
 m'+1 answers are clustered into semantic sets: the hop's candidates. The chain follows the largest
 set that names something; when the answers fall into more than one such set, the next largest ones
 (up to ``branch_width`` in all, within ``max_chains``) become chains of their own, waiting in
@@ -76,10 +76,10 @@ def make_answer_hop(sampling: bool = True) -> Any:
             hop["read"] = [e["id"] for e in read]
         update: dict[str, Any] = {}
         if sampling and cfg.hop_samples:
-            if cfg.hop_reading == "documents":  # each top document alone: a bridge they disagree on is in doubt
+            if cfg.hop_reading == "documents":  # each page it reads alone (the named ones with focus_pages): do they agree?
                 replies = [res.llm.generate(answer_messages(state["sub_question"], [doc]), temperature=0.0, config=config,
                                             **short_call(cfg, grounded_schema([doc]) if cfg.grounded_answers else SCHEMA))
-                           for doc in found[: cfg.hop_samples]]
+                           for doc in read[: cfg.hop_samples]]
             else:
                 replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)
             answers = [hop["answer"], *(read_answer(str(r.content)) for r in replies)]

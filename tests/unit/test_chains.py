@@ -119,6 +119,10 @@ def test_documents_read_alone_that_disagree_on_the_bridge_branch_the_chain():
     assert [c["hops"][-1]["question"] for c in read["chains"]] == ["Where was David Lynch born?", "Where was Mel Brooks born?"]
     alone = [p for p in llm.calls if "Who directed Ronnie Rocket?" in p and "Mel Brooks was born" in p and "unfinished film" not in p]
     assert len(alone) == 1  # Mel Brooks's page was read alone once, in the run that reads documents
+    # With focus_pages the hop reads only the page its question names (Ronnie Rocket): that page alone agrees.
+    focused = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "hop_reading": "documents", "focus_pages": True}})
+    assert focused["hops"][0]["samples"] == ["David Lynch", "David Lynch"] and len(focused["chains"] or []) <= 1
+    assert len([p for p in llm.calls if "Who directed Ronnie Rocket?" in p and "Mel Brooks was born" in p and "unfinished film" not in p]) == 1
 
 
 def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
