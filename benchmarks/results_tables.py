@@ -78,6 +78,8 @@ S_NOT_BRIDGE = f"{S_LOOPS}+final_not_bridge=true"
 PAST_DEV = {"Self-Ask": "dev100-past-bridge-D-qwen1.5b-cpu", "S": "dev100-past-bridge-S-qwen1.5b-cpu"}
 PAST_CONFIRM = {"Self-Ask": "confirm-past-bridge-D-qwen1.5b-cpu", "S": "confirm-past-bridge-S-qwen1.5b-cpu"}
 PAST_BASE = {"Self-Ask": DEMOS_LOOPS, "S": S_LOOPS}
+#: S with each hop's extra answers read from its documents one at a time (``hop_reading=documents``).
+HOP_DEV, S_DOCS = "dev100-hop-reading-qwen1.5b-cpu", f"{S_LOOPS}+hop_reading=documents"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -188,6 +190,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: headline_table(past_rows(PAST_DEV, dev100(DEMOS_LOOPS, S_LOOPS), "dev 1-100"), names=("off", "on"))),
         (f"`past_bridge` off and on, the confirmation, dev 101-217: {where(CONFIRM, *PAST_CONFIRM.values())}",
          lambda: headline_table(past_rows(PAST_CONFIRM, paired(run(CONFIRM), DEMOS_LOOPS, S_LOOPS), "dev 101-217"), names=("off", "on"))),
+        (f"A hop's extra answers sampled or read from each document alone, S, dev 1-100: {where(HOP_DEV)}",
+         lambda: answers_table(paired(run(HOP_DEV), S_LOOPS, S_DOCS), [S_LOOPS, S_DOCS], base=S_LOOPS)),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
