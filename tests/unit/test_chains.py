@@ -105,9 +105,11 @@ def test_documents_read_alone_that_disagree_on_the_bridge_branch_the_chain():
     llm = scripted_llm(self_ask, answer)
     script = llm.chat.script
 
-    def per_document(prompt, i):  # a hop read from Mel Brooks's page alone names him
-        alone = "Who directed Ronnie Rocket?" in prompt and "Mel Brooks was born" in prompt and "unfinished film" not in prompt
-        return "Mel Brooks" if alone else script(prompt, i)
+    def brooks_alone(prompt):  # the director's hop read from Mel Brooks's page alone
+        return "Who directed Ronnie Rocket?" in prompt and "Mel Brooks was born" in prompt and "unfinished film" not in prompt
+
+    def per_document(prompt, i):  # ... names him
+        return "Mel Brooks" if brooks_alone(prompt) else script(prompt, i)
 
     llm.chat.script = per_document
     res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, rankings), nli=TableNLI())
@@ -117,12 +119,11 @@ def test_documents_read_alone_that_disagree_on_the_bridge_branch_the_chain():
     read = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "hop_reading": "documents"}})
     assert read["hops"][0]["samples"] == ["David Lynch", "David Lynch", "Mel Brooks"]  # greedy, then Ronnie Rocket's page, Mel Brooks's
     assert [c["hops"][-1]["question"] for c in read["chains"]] == ["Where was David Lynch born?", "Where was Mel Brooks born?"]
-    alone = [p for p in llm.calls if "Who directed Ronnie Rocket?" in p and "Mel Brooks was born" in p and "unfinished film" not in p]
-    assert len(alone) == 1  # Mel Brooks's page was read alone once, in the run that reads documents
+    assert sum(map(brooks_alone, llm.calls)) == 1  # Mel Brooks's page was read alone once, in the run that reads documents
     # With focus_pages the hop reads only the page its question names (Ronnie Rocket): that page alone agrees.
     focused = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "hop_reading": "documents", "focus_pages": True}})
     assert focused["hops"][0]["samples"] == ["David Lynch", "David Lynch"] and len(focused["chains"] or []) <= 1
-    assert len([p for p in llm.calls if "Who directed Ronnie Rocket?" in p and "Mel Brooks was born" in p and "unfinished film" not in p]) == 1
+    assert sum(map(brooks_alone, llm.calls)) == 1
 
 
 def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
