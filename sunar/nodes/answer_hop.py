@@ -77,8 +77,10 @@ def make_answer_hop(sampling: bool = True) -> Any:
         update: dict[str, Any] = {}
         if sampling and cfg.hop_samples:
             if cfg.hop_reading == "documents":  # each page it reads alone (the named ones with focus_pages): do they agree?
-                replies = [res.llm.generate(answer_messages(state["sub_question"], [doc]), temperature=0.0, config=config,
-                                            **short_call(cfg, grounded_schema([doc]) if cfg.grounded_answers else SCHEMA))
+                # a hop that reads one page has already read it alone: its greedy reply is that page's
+                replies = [reply if [doc] == read else res.llm.generate(
+                               answer_messages(state["sub_question"], [doc]), temperature=0.0, config=config,
+                               **short_call(cfg, grounded_schema([doc]) if cfg.grounded_answers else SCHEMA))
                            for doc in read[: cfg.hop_samples]]
             else:
                 replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)

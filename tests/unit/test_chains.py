@@ -121,9 +121,12 @@ def test_documents_read_alone_that_disagree_on_the_bridge_branch_the_chain():
     assert [c["hops"][-1]["question"] for c in read["chains"]] == ["Where was David Lynch born?", "Where was Mel Brooks born?"]
     assert sum(map(brooks_alone, llm.calls)) == 1  # Mel Brooks's page was read alone once, in the run that reads documents
     # With focus_pages the hop reads only the page its question names (Ronnie Rocket): that page alone agrees.
+    before = len(llm.calls)
     focused = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "hop_reading": "documents", "focus_pages": True}})
     assert focused["hops"][0]["samples"] == ["David Lynch", "David Lynch"] and len(focused["chains"] or []) <= 1
     assert sum(map(brooks_alone, llm.calls)) == 1
+    director = [p for p in llm.calls[before:] if p.endswith("Question: Who directed Ronnie Rocket?")]
+    assert len(director) == 1  # Ronnie Rocket's page read once: the greedy reply is already that page's alone
 
 
 def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
