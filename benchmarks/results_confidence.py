@@ -13,7 +13,8 @@ import numpy as np
 from benchmarks.results_render import fmt, table
 from benchmarks.results_runs import Records, correct
 from sunar.evals import calibration
-from sunar.trust import FEATURES, signal_matrix
+from sunar.signals import agrees
+from sunar.trust import COMBINED, FEATURES, signal_matrix
 
 
 def signals_table(columns: Sequence[tuple[str, Records]], features: Sequence[str] = FEATURES, combined: bool = True) -> str:
@@ -73,4 +74,41 @@ def calibrated_table(columns: Sequence[tuple[str, Records, Records] | tuple[str,
             ["ECE of the probability shown", *(fmt(c["ece"]) for _, c in stats)],
             ["accuracy of the most trusted 25 / 50%", *(" / ".join(fmt(c["accuracy_at"][str(k)]) for k in (0.25, 0.5)) for _, c in stats)],
             [f"trust level for at most {alpha:.0%} wrong (delta 0.1)", *(level(f, c) for f, c in stats)]]
+    return table(header, body)
+
+
+def first_hop_right(record: dict[str, Any], first: dict[str, str]) -> bool | None:
+    """Whether a record's first hop found the question's first bridge (``first``: question id ->
+    the data's first-step answer), one holding the other's words; None without a judged first hop."""
+    path = record.get("reasoning_path") or []
+    if not path or path[0].get("support") is None or record["id"] not in first:
+        return None
+    return agrees(str(path[0]["answer"]), first[record["id"]])
+
+
+def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str]) -> str:
+    """The hop support judgement (``hop_support``) as a signal: of first hops, right bridge against
+    wrong (the data's first step), and of final answers, the weakest hop's support alone and beside
+    the combined signals (5-fold CV, equal weights, as shipped)."""
+    stats = []
+    for _, rows in columns:
+        rows = [r for r in rows if not r.get("error")]
+        hops = [(r["reasoning_path"][0]["support"], ok) for r in rows if (ok := first_hop_right(r, first)) is not None]
+        p, ok = [s for s, _ in hops], [float(k) for _, k in hops]
+        y = correct(rows)
+        weakest = np.nan_to_num(signal_matrix(rows, ["hop_support"])[:, 0], nan=-1.0)
+        stats.append({"hops": f"{len(hops)} ({int(sum(ok))})", "hop": calibration.auroc(p, ok),
+                      "means": " / ".join(fmt(float(np.mean([s for s, k in hops if k == want]))) if any(k == want for _, k in hops) else "-" for want in (True, False)),
+                      "below": sum(s < 0.5 for s in p), "n": f"{len(rows)} ({int(y.sum())})", "final": calibration.auroc(weakest, y),
+                      "combined": calibration.auroc(calibration.cross_validated(rows, y), y),
+                      "with": calibration.auroc(calibration.cross_validated(rows, y, features=(*COMBINED, "hop_support")), y)})
+    header = ["", *(label for label, _ in columns)]
+    body = [["first hops judged (bridge right)", *(s["hops"] for s in stats)],
+            ["**first hops: AUROC of P(yes), right bridge against wrong**", *(f"**{fmt(s['hop'])}**" for s in stats)],
+            ["mean P(yes): right / wrong bridge", *(s["means"] for s in stats)],
+            ["first hops judged no (P(yes) < 0.5)", *(str(s["below"]) for s in stats)],
+            ["final answers (right)", *(s["n"] for s in stats)],
+            ["**final answers: AUROC of the weakest hop's P(yes)**", *(f"**{fmt(s['final'])}**" for s in stats)],
+            ["combined (`COMBINED`), 5-fold CV", *(fmt(s["combined"]) for s in stats)],
+            ["`COMBINED` and `hop_support`, 5-fold CV", *(fmt(s["with"]) for s in stats)]]
     return table(header, body)

@@ -14,12 +14,13 @@ there cannot drift from its run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.results_confidence import calibrated_table, signals_table
+from benchmarks.results_confidence import calibrated_table, signals_table, support_table
 from benchmarks.results_render import (
     answers_table,
     branching_table,
@@ -80,6 +81,8 @@ PAST_CONFIRM = {"Self-Ask": "confirm-past-bridge-D-qwen1.5b-cpu", "S": "confirm-
 PAST_BASE = {"Self-Ask": DEMOS_LOOPS, "S": S_LOOPS}
 #: S with each hop's extra answers read from its documents one at a time (``hop_reading=documents``).
 HOP_DEV, S_DOCS = "dev100-hop-reading-qwen1.5b-cpu", f"{S_LOOPS}+hop_reading=documents"
+#: S with each hop's answer judged against the pages it read (``hop_support``), and read again when not.
+SUPPORT_DEV, S_JUDGE, S_REREAD = "dev100-hop-support-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=judge", f"{S_LOOPS}+hop_support=reread"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -92,6 +95,16 @@ def corpus_texts() -> dict[str, str] | None:
     from sunar.stores.corpus import read_corpus
 
     return {d.id: d.content for d in read_corpus(path)}
+
+
+def first_steps() -> dict[str, str] | None:
+    """Each dev question's first-step answer (MuSiQue's decomposition, 2Wiki's first evidence
+    triple), from $SUNAR_DATA or ../shared/data/multihop; None without the data."""
+    path = Path(os.environ.get("SUNAR_DATA") or ROOT.parent / "shared" / "data" / "multihop") / "dev.jsonl"
+    if not path.is_file():
+        return None
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {r["id"]: (r["decomposition"][0]["answer"] if r.get("decomposition") else r["evidence_triples"][0][2]) for r in rows}
 
 
 def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, str | None]]:
@@ -192,6 +205,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: headline_table(past_rows(PAST_CONFIRM, paired(run(CONFIRM), DEMOS_LOOPS, S_LOOPS), "dev 101-217"), names=("off", "on"))),
         (f"A hop's extra answers sampled or read from each document alone, S, dev 1-100: {where(HOP_DEV)}",
          lambda: answers_table(paired(run(HOP_DEV), S_LOOPS, S_DOCS), [S_LOOPS, S_DOCS], base=S_LOOPS)),
+        (f"Each hop's answer judged against its pages, and read again when not, S, dev 1-100: {where(SUPPORT_DEV)}",
+         lambda: answers_table(paired(run(SUPPORT_DEV), S_LOOPS, S_JUDGE, S_REREAD), [S_LOOPS, S_JUDGE, S_REREAD], base=S_LOOPS)),
+        (f"The support judgement as a signal, S, dev 1-100: {where(SUPPORT_DEV)}",
+         lambda: (f := first_steps()) and support_table([(f"S, dev 1-{len(of(run(SUPPORT_DEV), S_JUDGE))}", of(run(SUPPORT_DEV), S_JUDGE))], f)),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),

@@ -38,7 +38,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: The fields only SUNAR's graphs (Self-Ask among them) read: NAR, the decomposition, the hop reader,
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
-    "asu_batches", "hop_samples", "hop_reading", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
+    "asu_batches", "hop_samples", "hop_reading", "hop_support", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
@@ -147,13 +147,11 @@ class Configuration(Settings):
     )
     hop_reading: Literal["samples", "documents"] = Field("samples", description="Where a hop's hop_samples answers come "
         "from: sampled from its prompt, or read greedily from each of the top documents it reads (its named pages with focus_pages) alone: documents that disagree branch.")
-    branch_width: int = Field(
-        1,
-        ge=1,
-        le=5,
-        description="An uncertain hop (its answers fall into more than one semantic set) keeps up to this many "
-        "candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.",
-    )
+    branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
+        "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
+    hop_support: Literal["off", "judge", "reread"] = Field("off", description="Whether the pages a hop read state its "
+        "answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop (a signal of trust); 'reread' also reads "
+        "the hop again, once, when the judge says no, with that answer ruled out, and keeps the better-supported one.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
     requery: bool = Field(
         False,

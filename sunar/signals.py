@@ -49,6 +49,13 @@ def hop_agreement(hops: Sequence[dict[str, Any]]) -> float | None:
     return min(per_hop) if per_hop else None
 
 
+def hop_support(hops: Sequence[dict[str, Any]]) -> float | None:
+    """The weakest hop's support: P(its pages state its answer), as the LLM judged it
+    (``hop_support``); None where no hop was judged."""
+    judged = [float(h["support"]) for h in hops if h.get("support") is not None]
+    return min(judged) if judged else None
+
+
 def chain_broken(hops: Sequence[dict[str, Any]]) -> float | None:
     """1.0 when a hop's answer only repeats words of its own sub-question ("Who is Clancy Brown?"
     "Clancy Brown") or an earlier hop's answer: the chain stalled instead of moving on. None
@@ -108,6 +115,7 @@ def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequen
         "semantic_entropy": round(semantic_entropy(sets), 6) + 0.0,  # + 0.0: no -0.0
         "sets": len(sets),
         "hop_agreement": hop_agreement(hops),
+        "hop_support": hop_support(hops),
         "evidence_top": scores[0] if scores else None,
         "evidence_margin": scores[0] - scores[1] if len(scores) > 1 else None,
         "answer_in_evidence": float(found and any(agrees(answer, e["text"]) for e in state.get("evidence") or [])),

@@ -75,6 +75,8 @@ class Hop(TypedDict):
     candidates: NotRequired[list[Candidate]]  # their semantic sets, largest first (answer: the set's first member)
     requery: NotRequired[str]  # the second first stage's query, when the hop was uncertain and retrieved again
     read: NotRequired[list[str]]  # with focus_pages: the ids of the pages the answer was read from, when not all
+    support: NotRequired[float | None]  # with hop_support: P(the pages it read state its answer), the LLM's yes/no
+    unsupported: NotRequired[str]  # with hop_support=reread: the answer read first, replaced by a better-supported one
 
 
 class Chain(TypedDict):

@@ -26,7 +26,7 @@ from sunar.errors import SunarError
 
 #: Every signal of trust an eval report rates, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
-    "agreement", "semantic_entropy", "sets", "hop_agreement", "evidence_top", "evidence_margin",
+    "agreement", "semantic_entropy", "sets", "hop_agreement", "hop_support", "evidence_top", "evidence_margin",
     "answer_in_evidence", "chain_agrees", "chain_broken", "whole_chain", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
 )
 #: The signals the combined score uses: those whose AUROC alone was at least 0.55 on sunar's
@@ -46,6 +46,7 @@ REASONS = {
     "semantic_entropy": "the sampled answers mean different things",
     "sets": "the sampled answers mean different things",
     "hop_agreement": "a hop's sampled answers disagree",
+    "hop_support": "a hop's pages do not state its answer",
     "evidence_top": "the best evidence is a weak match for the question",
     "evidence_margin": "no piece of evidence stands out",
     "answer_in_evidence": "the answer is not in the cited evidence",

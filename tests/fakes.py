@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from scripted import ScriptedLLM
 from sunar.models.nli import _Cached
-from sunar.prompts import mer, nli, plan, self_ask, shorten
+from sunar.prompts import mer, nli, plan, self_ask, shorten, support
 from sunar.resources import Resources
 from sunar.stores.corpus import Document
 from sunar.usage import node
@@ -82,6 +82,8 @@ def prompt_kind(prompt: str) -> str:
         return "nli"
     if prompt.startswith(shorten.SYSTEM):
         return "shorten"
+    if prompt.startswith(support.SYSTEM):
+        return "support"
     return "answer"
 
 
@@ -132,6 +134,8 @@ def scripted_llm(
             return mer.format(answer=answer("MER:" + question_of(prompt), 0))
         if kind == "shorten":  # the answer function sees "SHORTEN:" and the answer to cut
             return answer("SHORTEN:" + re.findall(r"Answer: (.*)", prompt)[-1].strip(), 0)
+        if kind == "support":  # the answer function sees "SUPPORT:", the sub-question, " = " and the answer judged
+            return answer(f"SUPPORT:{question_of(prompt)} = {re.findall(r'Proposed answer: (.*)', prompt)[-1].strip()}", 0)
         return answer(question_of(prompt), i)
 
     return ScriptedLLM(script)

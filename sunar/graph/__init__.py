@@ -12,7 +12,8 @@
         select_batch -> update, when the batch is outranked (it cannot reach the evidence) or
                         ``asu_batches`` is off
 
-    answer_hop samples the hop's own answers (``hop_samples``); when they fall into several semantic
+    answer_hop samples the hop's own answers (``hop_samples``) and checks that its pages state the one
+    it follows (``hop_support``: judged, or read again once when not); when they fall into several semantic
     sets, the hop is retrieved again once with its candidates (``requery``: answer_hop -> retrieve),
     the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the chains'
     answers with the final one (``final_vote``). ``shorten`` cuts the final answer to the part of it the
@@ -197,6 +198,10 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         if hop.get("candidates"):
             sampled = f" of {len(hop['samples'])} answers" if hop.get("samples") else ""
             line += f"; candidates{sampled}: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
+        if hop.get("unsupported"):
+            line += f"; read again: its pages do not state {hop['unsupported']!r}"
+        if hop.get("support") is not None:
+            line += f"; its pages state it: p = {hop['support']:.2f}"
         return line
     if node == "next_chain":
         chains = update.get("chains") or []

@@ -11,6 +11,10 @@ set that names something; when the answers fall into more than one such set, the
 With ``focus_pages``, a sub-question that names pages of the evidence ("Where was Clifford Durr
 born?" and the page "Clifford Durr") is answered from those pages only (:func:`sunar.text.focus`).
 
+With ``hop_support``, the LLM judges whether the pages the hop read state its answer (P(yes) is kept
+with the hop); with ``hop_support=reread``, an answer they do not state (P(yes) < 0.5) is read again
+once, ruled out, and the new answer is taken when it names something else and is better supported.
+
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence."""
 
@@ -25,8 +29,9 @@ from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
 from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
 from sunar.prompts.spans import grounded_schema
+from sunar.prompts.support import LABELS, p_yes, ruled_out, support_messages
 from sunar.resources import resources
-from sunar.signals import known
+from sunar.signals import agrees, known
 from sunar.state import Candidate, Chain, Hop, evidence_of
 from sunar.text import focus
 from sunar.usage import node
@@ -49,6 +54,25 @@ def branches(candidates: list[Candidate], cfg: Configuration, chains_taken: int)
         return None, []
     room = max(0, cfg.max_chains - chains_taken)
     return named[0], named[1 : min(cfg.branch_width, 1 + room)]
+
+
+def supported(hop: Hop, read: list, cfg: Configuration, res: Any, config: RunnableConfig) -> Hop:
+    """The hop with its answer's support (``hop_support``), re-read once when unsupported (``reread``)."""
+    if cfg.hop_support == "off" or not known(hop["answer"]):
+        return hop
+    judged = p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
+    hop = {**hop, "support": judged}
+    if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
+        return hop
+    call = short_call(cfg, grounded_schema(read) if cfg.grounded_answers else SCHEMA)
+    reply = res.llm.generate(answer_messages(ruled_out(hop["question"], hop["answer"]), read), temperature=0.0, config=config, **call)
+    other = read_answer(str(reply.content))
+    if not known(other) or agrees(other, hop["answer"]):
+        return hop
+    again = p_yes(res.llm.judge(support_messages(hop["question"], other, read), LABELS))
+    if again is None or again <= judged:
+        return hop
+    return {**hop, "answer": other, "support": again, "unsupported": hop["answer"]}
 
 
 def make_answer_hop(sampling: bool = True) -> Any:
@@ -105,6 +129,9 @@ def make_answer_hop(sampling: bool = True) -> Any:
             if others:
                 update["chains"] = chains
                 notes.append(f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain")
+        hop = supported(hop, read, cfg, res, config)
+        if hop.get("unsupported"):
+            notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
         return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "requery": "", "prior": {}, "notes": notes}
 
     return answer_hop

@@ -11,6 +11,9 @@ from langchain_core.runnables import RunnableConfig
 from sunar.result import confidence_lines
 from sunar.usage import node
 
+#: What the reasoning path shows of a hop beside its question and answer, where the hop has it.
+PATH_EXTRAS = ("candidates", "support", "unsupported")
+
 
 def reply_text(state: dict[str, Any], evidence: list[dict], path: list[dict]) -> str:
     """The chat reply: the answer and its confidence, the reasoning path and the cited evidence."""
@@ -27,7 +30,7 @@ def reply_text(state: dict[str, Any], evidence: list[dict], path: list[dict]) ->
 
 @node("respond")
 def respond(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    path = [{"question": h["question"], "answer": h["answer"], **({"candidates": h["candidates"]} if h.get("candidates") else {})} for h in state.get("hops") or []]
+    path = [{"question": h["question"], "answer": h["answer"], **{k: h[k] for k in PATH_EXTRAS if h.get(k) not in (None, [], "")}} for h in state.get("hops") or []]
     evidence = state.get("evidence") or []
     text = reply_text(state, evidence, path)
     return {"reasoning_path": path, "messages": [AIMessage(content=text, name="sunar")]}

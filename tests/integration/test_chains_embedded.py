@@ -1,7 +1,8 @@
 """Uncertainty that acts, end to end on the real embedded model and the demo index: each hop's own
 samples and semantic sets, chains branched off an uncertain hop and followed, the chosen chain,
 grounded hop and final answers read from the pages a hop names, retrieved demonstrations, an uncertain hop retrieved again and the
-final vote, in two runs (grounded; free answers to an ambiguous question), as the stream shows them;
+final vote, in two runs (grounded, each hop's answer judged against its pages; free answers to an
+ambiguous question), as the stream shows them;
 and a hop's answers read from each of its documents alone (``hop_reading=documents``)."""
 
 import pytest
@@ -37,7 +38,7 @@ def stream(demo_index, question=QUESTION, **settings):
 
 @pytest.fixture(scope="module")
 def grounded(demo_index):
-    return stream(demo_index, grounded_answers=True, grounded_final=True, focus_pages=True, demonstrations=1, temperature=1.5)
+    return stream(demo_index, grounded_answers=True, grounded_final=True, focus_pages=True, demonstrations=1, temperature=1.5, hop_support="judge")
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +64,9 @@ def test_hops_sample_their_answers_and_ground_them_in_their_evidence(grounded):
     assert any("read" in h for h in hops)  # "Who directed Ronnie Rocket?" names the film's page
     path = [h["answer"] for h in state["hops"]]
     assert state["answer"] in final_spans(QUESTION, path, state["evidence"]), state["answer"]  # grounded_final
+    judged = [h["support"] for h in state["hops"] if known(h["answer"])]  # hop_support: the LLM's P(yes), each hop
+    assert judged and all(0.0 <= p <= 1.0 for p in judged) and state["signals"]["hop_support"] == min(judged)
+    assert sum("; its pages state it: p = " in line for line in lines) >= len(judged)
 
 
 @pytest.mark.slow

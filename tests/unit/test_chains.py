@@ -294,3 +294,54 @@ def test_the_stream_shows_candidates_and_chains():
     assert describe_step("retrieve", {"ranking": [("d", 1.0)]}, {"requery": "q A B"}) == "first stage again, for 'q A B': 1 documents"
     assert describe_step("next_chain", {"chains": chains, "chosen": 0}, {}) == "2 chains: Missoula (p = 0.67); Brooklyn (p = 0.33); chose 1"
     assert "Mel Brooks" in describe_step("next_chain", {"chains": chains[:1], "chosen": None, "hops": [{**hop, "answer": "Mel Brooks"}], "weight": 0.33}, {})
+
+
+def support_run(variant, hop_support, reread="David Lynch", **config):
+    """Ronnie Rocket's page names Mel Brooks in a part, and the reader takes him for the director;
+    the judge says the page does not state that, and ruled out, the reader names ``reread``."""
+    verdicts = {"Who directed Ronnie Rocket? = Mel Brooks": "no", "Who directed Ronnie Rocket? = David Lynch": "yes",
+                "Where was David Lynch born? = Missoula": "yes", "Where was Mel Brooks born? = Brooklyn": "yes"}
+    replies = {"Who directed Ronnie Rocket?": "Mel Brooks", "Who directed Ronnie Rocket? (The answer is not Mel Brooks.)": reread,
+               "Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}
+
+    def answer(question, i):
+        if question.startswith("SUPPORT:"):
+            return verdicts.get(question.removeprefix("SUPPORT:"), "no")
+        return replies.get(question.removeprefix("MER:"), "unknown") if not question.startswith("MER:") else "Missoula"
+
+    llm = scripted_llm(self_ask, answer)
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": hop_support, **config}
+    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
+
+
+def test_a_hop_answer_its_pages_do_not_state_is_read_again_with_it_ruled_out():
+    for variant in ("sunar", "self_ask"):  # the hop reader is Self-Ask's too
+        out, llm = support_run(variant, "reread")
+        hop1 = out["hops"][0]
+        assert (hop1["answer"], hop1["support"], hop1["unsupported"]) == ("David Lynch", 1.0, "Mel Brooks")
+        assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+        assert out["hops"][1]["support"] == 1.0 and "unsupported" not in out["hops"][1]
+        assert out["reasoning_path"][0]["support"] == 1.0 and out["reasoning_path"][0]["unsupported"] == "Mel Brooks"
+        assert out["signals"]["hop_support"] == 1.0
+        assert any("'Mel Brooks' is not what the pages read" in n for n in out["notes"])
+        line = describe_step("answer_hop", {"hops": [hop1]}, {})
+        assert line.endswith("; read again: its pages do not state 'Mel Brooks'; its pages state it: p = 1.00"), line
+
+
+def test_a_support_judgement_alone_only_records_it():
+    out, llm = support_run("sunar", "judge")
+    assert [h["answer"] for h in out["hops"]] == ["Mel Brooks", "Brooklyn"]
+    assert [h["support"] for h in out["hops"]] == [0.0, 1.0] and out["signals"]["hop_support"] == 0.0
+    assert not any("(The answer is not" in c for c in llm.calls)
+    off, llm = support_run("sunar", "off")
+    assert "support" not in off["hops"][0] and off["signals"]["hop_support"] is None
+    assert not any("Proposed answer:" in c for c in llm.calls)
+
+
+def test_a_reread_that_names_the_same_or_nothing_or_is_no_better_keeps_the_first_answer():
+    for reread in ("Mel Brooks", "unknown", "Ronnie Rocket"):  # the same; nothing; a name the judge does not back either
+        out, llm = support_run("sunar", "reread", reread=reread)
+        hop1 = out["hops"][0]
+        assert (hop1["answer"], hop1["support"]) == ("Mel Brooks", 0.0) and "unsupported" not in hop1
+        assert sum("(The answer is not Mel Brooks.)" in c for c in llm.calls) == 1  # read again once

@@ -202,3 +202,23 @@ def test_the_committed_predictions_are_those_of_the_head_commit(records):
     (records / "predictions.jsonl").write_text(json.dumps(rows[0]) + "\n")
     assert len(read_records(records, committed=True)) == 8
     assert len(read_records(records)) == 1
+
+
+def test_support_table_rates_the_first_hops_by_the_datas_first_step_and_the_answers_by_the_weakest_hop(records):
+    from benchmarks.results_confidence import first_hop_right, support_table
+
+    rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1 (cover), q2, q3; wrong: q4
+    hops = {"q1": [("Lyon", 0.3), ("Paris", 0.9)], "q2": [("Anna Smith", 0.8)], "q3": [("Jo", 0.6)], "q4": [("Milano", 0.2)]}
+    for r in rows:
+        r["reasoning_path"] = [{"question": "?", "answer": a, "support": p} for a, p in hops[r["id"]]]
+        r["signals"]["hop_support"] = min(p for _, p in hops[r["id"]])
+    first = {"q1": "Lyon", "q2": "Smith", "q3": "Joanna", "q4": "Milan"}  # whole words: "Anna Smith" holds Smith, "Milano" not Milan
+    assert [first_hop_right(r, first) for r in rows] == [True, True, False, False]
+    assert first_hop_right({**rows[0], "reasoning_path": [{"answer": "Lyon"}]}, first) is None  # not judged
+    got = support_table([("S", rows)], first)
+    lines = got.splitlines()
+    assert "| first hops judged (bridge right) | 4 (2) |" in lines
+    assert "| **first hops: AUROC of P(yes), right bridge against wrong** | **0.75** |" in lines  # 0.3, 0.8 against 0.6, 0.2
+    assert "| mean P(yes): right / wrong bridge | 0.55 / 0.40 |" in lines
+    assert "| first hops judged no (P(yes) < 0.5) | 2 |" in lines
+    assert "| **final answers: AUROC of the weakest hop's P(yes)** | **1.00** |" in lines  # 0.3, 0.8, 0.6 against 0.2
