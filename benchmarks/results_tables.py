@@ -41,7 +41,7 @@ from benchmarks.results_stored import (
     rescoring_table,
     scale_table,
 )
-from benchmarks.subsets import complete, past_bridge_can_act, replayed
+from benchmarks.subsets import complete, final_from_hop, past_bridge_can_act, replayed, ruled
 from sunar.trust import COMBINED, FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,6 +207,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(paired(run(HOP_DEV), S_LOOPS, S_DOCS), [S_LOOPS, S_DOCS], base=S_LOOPS)),
         (f"Each hop's answer judged against its pages, and read again when not, S, dev 1-100: {where(SUPPORT_DEV)}",
          lambda: answers_table(paired(run(SUPPORT_DEV), S_LOOPS, S_JUDGE, S_REREAD), [S_LOOPS, S_JUDGE, S_REREAD], base=S_LOOPS)),
+        (f"The last hop's supported answer instead of a final answer that differs (replayed: no call), S, dev 1-100: {where(SUPPORT_DEV)}",
+         lambda: answers_table([*of(run(SUPPORT_DEV), S_JUDGE), *ruled(run(SUPPORT_DEV), S_JUDGE, "final_from_hop=true", final_from_hop)],
+                               [S_JUDGE, f"{S_JUDGE}+final_from_hop=true"], base=S_JUDGE)),
         (f"The support judgement as a signal, S, dev 1-100: {where(SUPPORT_DEV)}",
          lambda: (f := first_steps()) and support_table([(f"S, dev 1-{len(of(run(SUPPORT_DEV), S_JUDGE))}", of(run(SUPPORT_DEV), S_JUDGE))], f)),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),

@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.results_runs import Records, of, read_records
+from sunar.nodes.vote import supported_hop
 from sunar.signals import whole_chain
+from sunar.text import without_country
 
 
 def ends_on_one_hop(record: dict[str, Any]) -> bool:
@@ -71,6 +73,20 @@ def complete(base: Records, rerun: Records, base_variant: str, variant: str, can
     question of ``base`` the switch can act on."""
     both = {r["id"] for r in of(rerun, base_variant)} & {r["id"] for r in of(rerun, variant)}
     return all(r["id"] in both for r in of(base, base_variant) if can_act(r))
+
+
+def ruled(records: Records, variant: str, switch: str, rule: Callable[[dict[str, Any]], str | None]) -> Records:
+    """``variant``'s records under ``variant+switch``, each answer replaced where ``rule`` gives one:
+    a switch that is a rule on the final state and makes no call changes nothing else, so it is
+    measured on a run's stored records (the reasoning path, with each hop's support)."""
+    return [{**r, "variant": f"{variant}+{switch}", **({"answer": new} if (new := rule(r)) is not None else {})} for r in of(records, variant)]
+
+
+def final_from_hop(record: dict[str, Any]) -> str | None:
+    """``final_from_hop`` on a stored answer: the last hop's supported answer where it replaces the
+    final one, with ``drop_country`` as the run had it after."""
+    hop = supported_hop({"question": record["question"], "answer": record["answer"], "hops": record.get("reasoning_path") or []})
+    return None if hop is None else without_country(record["question"], hop)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -39,7 +39,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_support", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
-    "whole_answers", "final_not_bridge", "final_vote", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
+    "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
@@ -187,11 +187,10 @@ class Configuration(Settings):
         "pointed out; with grounded_final the bridges are no longer among the allowed spans. An answer that is "
         "still a bridge, or unknown, keeps the first.",
     )
-    final_vote: bool = Field(
-        False,
-        description="The final answer is voted on: MER's answer (one vote) and each chain's answer (its "
-        "probability, the product of its hops' shares), pooled by bidirectional entailment.",
-    )
+    final_vote: bool = Field(False, description="The final answer is voted on: MER's answer (one vote) and each chain's "
+        "answer (its probability, the product of its hops' shares), pooled by bidirectional entailment.")
+    final_from_hop: bool = Field(False, description="With hop_support, a final answer that disagrees with the last hop's "
+        "gives way to it when the chain went past its bridge and the last hop's pages state it (P(yes) >= 0.5).")
     short_answer: bool = Field(
         False,
         description="The final answer is cut to the shortest part of it that answers the question (a name, place, "

@@ -16,7 +16,8 @@
     it follows (``hop_support``: judged, or read again once when not); when they fall into several semantic
     sets, the hop is retrieved again once with its candidates (``requery``: answer_hop -> retrieve),
     the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the chains'
-    answers with the final one (``final_vote``). ``shorten`` cuts the final answer to the part of it the
+    answers with the final one (``final_vote``), or the last hop's supported answer replaces it
+    (``final_from_hop``). ``shorten`` cuts the final answer to the part of it the
     question asks for (``short_answer``).
 
 Variants share the nodes and differ in structure:
@@ -211,6 +212,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             return f"{len(chains)} chains: " + "; ".join(f"{c['answer']} (p = {c['weight']:.2f})" for c in chains) + f"; chose {update['chosen'] + 1}"
         return None
     if node == "vote" and update.get("answer"):
+        if any("which its pages state" in n for n in update.get("notes") or []):
+            return f"the last hop's supported answer replaced the final step's: {update['answer']}"
         return f"the chains outvoted the final step: {update['answer']}"
     if node == "shorten" and update.get("answer"):
         return f"answer cut to what the question asks for: {update['answer']}"

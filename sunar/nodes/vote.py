@@ -1,7 +1,12 @@
 """The final answer chosen, not just read: the final step's answer (one vote: it read the whole
 path and the evidence) and each chain's answer (its probability) are pooled into semantic sets by
 bidirectional entailment; the set with the most weight wins. The final step's answer stands when it
-is in that set; otherwise the set's heaviest answer replaces it."""
+is in that set; otherwise the set's heaviest answer replaces it.
+
+With ``final_from_hop``, a final answer that does not agree with the last hop's answer gives way to
+it when the chain went past its bridge and the last hop's pages state that answer (``hop_support``
+P(yes) >= 0.5): MER read the whole path and still named something else ("Abraham" where the last
+hop read "Keturah")."""
 
 from __future__ import annotations
 
@@ -9,9 +14,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from sunar.configuration import Configuration
 from sunar.models.nli import semantic_sets
 from sunar.resources import resources
-from sunar.signals import known
+from sunar.signals import agrees, known, whole_chain
 from sunar.usage import node
 
 #: The weight of the final step's (MER's) own answer; a chain's weight is at most 1.
@@ -27,8 +33,28 @@ def tally(answers: list[str], weights: list[float], sets: list[list[int]]) -> st
     return answers[0] if 0 in best else answers[max(best, key=lambda i: (weights[i], -i))]
 
 
+def supported_hop(state: dict[str, Any]) -> str | None:
+    """The last hop's answer where it should replace the final one (``final_from_hop``), else None."""
+    hops = state.get("hops") or []
+    last = hops[-1] if hops else {}
+    if not known(str(last.get("answer") or "")) or (last.get("support") or 0.0) < 0.5 or not whole_chain(state["question"], hops):
+        return None
+    return None if agrees(state["answer"], last["answer"]) else last["answer"]
+
+
 @node("vote")
 def vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    update = chain_vote(state, config)
+    answer = update.get("answer", state["answer"])
+    hop = supported_hop({**state, "answer": answer}) if Configuration.from_runnable_config(config).final_from_hop else None
+    if hop is None:
+        return update
+    note = f"the last hop's answer {hop!r}, which its pages state, replaced the final step's {answer!r}"
+    return {"answer": hop, "notes": [*update.get("notes", []), note]}
+
+
+def chain_vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The chains' vote with the final step's answer (none with fewer than two finished chains)."""
     chains = [c for c in state.get("chains") or [] if c["status"] == "done"]
     if len(chains) < 2:
         return {}

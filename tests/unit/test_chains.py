@@ -345,3 +345,29 @@ def test_a_reread_that_names_the_same_or_nothing_or_is_no_better_keeps_the_first
         hop1 = out["hops"][0]
         assert (hop1["answer"], hop1["support"]) == ("Mel Brooks", 0.0) and "unsupported" not in hop1
         assert sum("(The answer is not Mel Brooks.)" in c for c in llm.calls) == 1  # read again once
+
+
+def test_a_final_answer_gives_way_to_the_last_hops_answer_its_pages_state():
+    out, _ = support_run("sunar", "judge", final_from_hop=True)  # the chain goes on from Mel Brooks to Brooklyn; MER says Missoula
+    assert out["answer"] == "Brooklyn" and any("which its pages state, replaced the final step's 'Missoula'" in n for n in out["notes"])
+    kept, _ = support_run("sunar", "judge")  # off: MER's answer stands
+    assert kept["answer"] == "Missoula"
+    agreed, _ = support_run("self_ask", "judge", final_from_hop=True)  # Self-Ask concluded with the last hop's answer
+    assert agreed["answer"] == "Brooklyn" and not any("which its pages state" in n for n in agreed["notes"])
+
+
+def test_the_last_hops_answer_replaces_nothing_unless_supported_past_the_bridge_and_different():
+    from sunar.nodes.vote import supported_hop
+
+    question = "Where was the director of Ronnie Rocket born?"
+    hops = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch", "support": 0.9},
+            {"question": "Where was David Lynch born?", "answer": "Missoula", "support": 0.8}]
+    assert supported_hop({"question": question, "answer": "Montana", "hops": hops}) == "Missoula"
+    assert supported_hop({"question": question, "answer": "Missoula, Montana", "hops": hops}) is None  # it agrees
+    assert supported_hop({"question": question, "answer": "Montana", "hops": [hops[0], {**hops[1], "support": 0.4}]}) is None
+    assert supported_hop({"question": question, "answer": "Montana", "hops": [hops[0], {**hops[1], "support": None}]}) is None
+    assert supported_hop({"question": question, "answer": "Montana", "hops": hops[:1]}) is None  # a chain that ended on its bridge
+    assert supported_hop({"question": question, "answer": "Montana", "hops": [hops[0], {**hops[1], "answer": "unknown"}]}) is None
+    assert supported_hop({"question": question, "answer": "Montana", "hops": []}) is None
+    line = describe_step("vote", {"answer": "Missoula", "notes": ["the last hop's answer 'Missoula', which its pages state, replaced ..."]}, {})
+    assert line == "the last hop's supported answer replaced the final step's: Missoula"

@@ -56,3 +56,19 @@ def test_a_rerun_is_complete_when_it_holds_every_question_the_switch_can_act_on_
     assert not complete([ONE, TWO], [ONE], *args)  # not yet run with the switch on
     assert not complete([ONE, TWO], [ONE, {**on, "variant": "self_ask+end_loops=true"}], *args)  # another switch
     assert complete([TWO, WHOLE], [], *args)  # nothing it can act on
+
+
+def test_a_rule_without_calls_is_replayed_on_the_stored_records():
+    from benchmarks.subsets import final_from_hop, ruled
+
+    path = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch", "support": 0.9},
+            {"question": "Where was David Lynch born?", "answer": "Missoula, United States", "support": 0.8}]
+    rows = [{"id": "q1", "variant": "S", "question": "Where was the director of Ronnie Rocket born?", "answer": "Montana", "reasoning_path": path},
+            {"id": "q2", "variant": "S", "question": "Where was the director of Ronnie Rocket born?", "answer": "Missoula", "reasoning_path": path},
+            {"id": "q3", "variant": "other", "question": "?", "answer": "x", "reasoning_path": []}]
+    got = ruled(rows, "S", "final_from_hop=true", final_from_hop)
+    assert [(r["id"], r["variant"], r["answer"]) for r in got] == [
+        ("q1", "S+final_from_hop=true", "Missoula"),  # replaced, its country dropped as drop_country does after
+        ("q2", "S+final_from_hop=true", "Missoula"),  # it agreed already
+    ]
+    assert rows[0]["answer"] == "Montana"  # the stored records are left as they are
