@@ -86,6 +86,12 @@ def first_hop_right(record: dict[str, Any], first: dict[str, str]) -> bool | Non
     return agrees(str(path[0]["answer"]), first[record["id"]])
 
 
+#: The combinations of signals the support table rates (cross-fitted, equal weights): the shipped S
+#: calibration's and it with the support judgement.
+SUPPORT_SETS = (("the four signals (`COMBINED`)", COMBINED), ("and `whole_chain` (shipped for S)", (*COMBINED, "whole_chain")),
+                ("and `whole_chain`, `hop_support`", (*COMBINED, "whole_chain", "hop_support")), ("and `hop_support`", (*COMBINED, "hop_support")))
+
+
 def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str]) -> str:
     """The hop support judgement (``hop_support``) as a signal: of first hops, right bridge against
     wrong (the data's first step), and of final answers, the weakest hop's support alone and beside
@@ -100,8 +106,7 @@ def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
         stats.append({"hops": f"{len(hops)} ({int(sum(ok))})", "hop": calibration.auroc(p, ok),
                       "means": " / ".join(fmt(float(np.mean([s for s, k in hops if k == want]))) if any(k == want for _, k in hops) else "-" for want in (True, False)),
                       "below": sum(s < 0.5 for s in p), "n": f"{len(rows)} ({int(y.sum())})", "final": calibration.auroc(weakest, y),
-                      "combined": calibration.auroc(calibration.cross_validated(rows, y), y),
-                      "with": calibration.auroc(calibration.cross_validated(rows, y, features=(*COMBINED, "hop_support")), y)})
+                      **{name: calibration.auroc(calibration.cross_validated(rows, y, features=features), y) for name, features in SUPPORT_SETS}})
     header = ["", *(label for label, _ in columns)]
     body = [["first hops judged (bridge right)", *(s["hops"] for s in stats)],
             ["**first hops: AUROC of P(yes), right bridge against wrong**", *(f"**{fmt(s['hop'])}**" for s in stats)],
@@ -109,6 +114,5 @@ def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
             ["first hops judged no (P(yes) < 0.5)", *(str(s["below"]) for s in stats)],
             ["final answers (right)", *(s["n"] for s in stats)],
             ["**final answers: AUROC of the weakest hop's P(yes)**", *(f"**{fmt(s['final'])}**" for s in stats)],
-            ["combined (`COMBINED`), 5-fold CV", *(fmt(s["combined"]) for s in stats)],
-            ["`COMBINED` and `hop_support`, 5-fold CV", *(fmt(s["with"]) for s in stats)]]
+            *([f"{name}, 5-fold CV", *(fmt(s[name]) for s in stats)] for name, _ in SUPPORT_SETS)]
     return table(header, body)

@@ -55,7 +55,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"accuracy of the most trusted 25/50/75%: {at}; its threshold answers {answered}"
         )
         return 0
-    fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights, probe=args.probe, shapes=args.shape_prior, signals=args.signals)
+    fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights, probe=args.probe, shapes=args.shape_prior, signals=args.signals,
+                            select=args.select)
     out = Path(args.out or Path(args.run[0]) / f"calibration-{args.variant}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(fitted, indent=2) + "\n")
@@ -123,6 +124,8 @@ def add(sub: Any) -> None:
                    help="also use how often questions shaped like each one were answered right (the fitted questions' shapes are kept)")
     p.add_argument("--with", dest="signals", action="append", default=[], choices=EXTRA_SIGNALS, metavar="SIGNAL",
                    help=f"also combine this recorded signal (repeatable; one of {', '.join(EXTRA_SIGNALS)})")
+    p.add_argument("--select", type=float, default=None, metavar="AUROC",
+                   help="combine the recorded signals whose AUROC alone on these answers is at least this (e.g. 0.55), not the four default ones")
     p.add_argument("--out", default="", help="calibration file to write (default: RUN/calibration-VARIANT.json)")
     p.add_argument("--check", default="", metavar="FILE", help="fit nothing: score this calibration file on the run's answers it was not fitted on")
     p.set_defaults(func=cmd_calibrate)

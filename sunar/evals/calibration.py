@@ -199,6 +199,23 @@ def with_shape_prior(rows: Sequence[dict[str, Any]], priors: Sequence[float | No
     return [{**r, "signals": {**(r.get("signals") or {}), "shape_prior": p}} for r, p in zip(rows, priors, strict=True)]
 
 
+def selected(records: Sequence[dict[str, Any]], minimum: float) -> tuple[str, ...]:
+    """The recorded signals whose AUROC alone on these answers is at least ``minimum`` (the rule
+    :data:`~sunar.trust.COMBINED` was chosen by, on the answers it is to be fitted on; the probe and
+    the shape prior are computed by a calibration, not recorded)."""
+    rows = [r for r in records if not r.get("error") and r.get("signals")]
+    y = np.array([right(r) for r in rows])
+    x = signal_matrix(rows, FEATURES)
+    found = []
+    for i, f in enumerate(FEATURES):
+        if f in ("probe", "shape_prior") or np.isnan(x[:, i]).all():
+            continue
+        score = auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1), y)
+        if score is not None and score >= minimum:
+            found.append(f)
+    return tuple(found)
+
+
 def fit_calibration(
     records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1, weights: str = "equal", features: Sequence[str] = COMBINED,
     shapes: bool = False,

@@ -326,3 +326,22 @@ def test_calibrate_with_a_recorded_signal_reads_it_from_the_trace_of_runs_that_p
     stopped = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0, "whole_chain": 0.0}, trust.read(chained))
     assert stopped["trust"] < 0.5 and "the reasoning stopped after one step that asked only part of the question" in stopped["why"]
     assert "whole_chain" in trust.EXTRA_SIGNALS and not {"probe", "shape_prior", *trust.COMBINED} & set(trust.EXTRA_SIGNALS)  # those have flags
+
+
+def test_calibrate_can_combine_the_signals_that_rank_the_answers_alone(tmp_path, capsys):
+    # hop_support follows rightness; agreement is noise (the same for right and wrong answers)
+    path = tmp_path / "run"
+    write_run(path, [(0.5, 0.0)] * 4)
+    lines = []
+    for i in range(40):
+        right = float(i % 4 < 2)
+        signals = {"agreement": float(i % 2), "hop_support": 0.9 if right else 0.95 if i % 8 == 2 else 0.3}  # AUROC 0.75
+        lines.append(json.dumps({"id": f"q{i}", "variant": "sunar", "metrics": {"cover_em": right}, "signals": signals}))
+    (path / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--run", str(path), "--select", "0.55", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["features"] == ["hop_support"]
+    assert main(["calibrate", "--run", str(path), "--select", "0.55", "--with", "whole_chain", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["features"] == ["hop_support", "whole_chain"]
+    assert main(["calibrate", "--run", str(path), "--select", "0.99"]) == 1
+    assert "no recorded signal has AUROC >= 0.99 alone; lower --select" in capsys.readouterr().err
