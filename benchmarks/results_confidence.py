@@ -106,7 +106,10 @@ def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
         stats.append({"hops": f"{len(hops)} ({int(sum(ok))})", "hop": calibration.auroc(p, ok),
                       "means": " / ".join(fmt(float(np.mean([s for s, k in hops if k == want]))) if any(k == want for _, k in hops) else "-" for want in (True, False)),
                       "below": sum(s < 0.5 for s in p), "n": f"{len(rows)} ({int(y.sum())})", "final": calibration.auroc(weakest, y),
-                      **{name: calibration.auroc(calibration.cross_validated(rows, y, features=features), y) for name, features in SUPPORT_SETS}})
+                      **{name: calibration.auroc(calibration.cross_validated(rows, y, features=features), y) for name, features in SUPPORT_SETS},
+                      "selected": calibration.selected(rows, 0.55, y)})
+        chosen = stats[-1]["selected"]
+        stats[-1]["chosen"] = calibration.auroc(calibration.cross_validated(rows, y, features=chosen), y) if chosen else None
     header = ["", *(label for label, _ in columns)]
     body = [["first hops judged (bridge right)", *(s["hops"] for s in stats)],
             ["**first hops: AUROC of P(yes), right bridge against wrong**", *(f"**{fmt(s['hop'])}**" for s in stats)],
@@ -114,5 +117,7 @@ def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
             ["first hops judged no (P(yes) < 0.5)", *(str(s["below"]) for s in stats)],
             ["final answers (right)", *(s["n"] for s in stats)],
             ["**final answers: AUROC of the weakest hop's P(yes)**", *(f"**{fmt(s['final'])}**" for s in stats)],
-            *([f"{name}, 5-fold CV", *(fmt(s[name]) for s in stats)] for name, _ in SUPPORT_SETS)]
+            *([f"{name}, 5-fold CV", *(fmt(s[name]) for s in stats)] for name, _ in SUPPORT_SETS),
+            ["the signals with AUROC >= 0.55 alone on these answers (`--select 0.55`)", *(", ".join(f"`{f}`" for f in s["selected"]) or "none" for s in stats)],
+            ["**those, 5-fold CV (chosen on the same answers)**", *(f"**{fmt(s['chosen'])}**" for s in stats)]]
     return table(header, body)

@@ -199,12 +199,13 @@ def with_shape_prior(rows: Sequence[dict[str, Any]], priors: Sequence[float | No
     return [{**r, "signals": {**(r.get("signals") or {}), "shape_prior": p}} for r, p in zip(rows, priors, strict=True)]
 
 
-def selected(records: Sequence[dict[str, Any]], minimum: float) -> tuple[str, ...]:
+def selected(records: Sequence[dict[str, Any]], minimum: float, correct: Sequence[float] | None = None) -> tuple[str, ...]:
     """The recorded signals whose AUROC alone on these answers is at least ``minimum`` (the rule
     :data:`~sunar.trust.COMBINED` was chosen by, on the answers it is to be fitted on; the probe and
-    the shape prior are computed by a calibration, not recorded)."""
-    rows = [r for r in records if not r.get("error") and r.get("signals")]
-    y = np.array([right(r) for r in rows])
+    the shape prior are computed by a calibration, not recorded). ``correct``: the answers'
+    rightness, when not their stored metrics (then every record counts)."""
+    rows = [r for r in records if not r.get("error") and r.get("signals")] if correct is None else list(records)
+    y = np.array([right(r) for r in rows] if correct is None else correct, dtype=float)
     x = signal_matrix(rows, FEATURES)
     found = []
     for i, f in enumerate(FEATURES):

@@ -222,3 +222,4 @@ def test_support_table_rates_the_first_hops_by_the_datas_first_step_and_the_answ
     assert "| mean P(yes): right / wrong bridge | 0.55 / 0.40 |" in lines
     assert "| first hops judged no (P(yes) < 0.5) | 2 |" in lines
     assert "| **final answers: AUROC of the weakest hop's P(yes)** | **1.00** |" in lines  # 0.3, 0.8, 0.6 against 0.2
+    assert any(line.startswith("| the signals with AUROC >= 0.55 alone on these answers (`--select 0.55`) |") and "`hop_support`" in line for line in lines)

@@ -230,7 +230,8 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
     from sunar.configuration import SUNAR_ONLY, Configuration
 
-    shipped = {trust.graph_of(c): c for c in trust.candidates("auto")}
+    judged = [c for c in trust.candidates("auto") if (c.get("configuration") or {}).get("hop_support") == "judge"]
+    shipped = {trust.graph_of(c): c for c in trust.candidates("auto") if c not in judged}
     assert set(shipped) >= {"sunar", "self_ask", "sunar_r", "sunar_no_asu", "gensco", "ra_isf", "rag"}
     corpus = shipped["sunar"]["corpus"]["sha256"]
     schemas = {"gensco": GenscoConfiguration, "gensco_stop": GenscoConfiguration, "ra_isf": RaIsfConfiguration, "rag": PoolConfiguration}
@@ -252,6 +253,11 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     # fitted before the cpu profile turned the switches on: a field its run did not record is at the default it ran with
     why = trust.choose("auto", "sunar_r", defaults, corpus, Configuration.as_recorded)[1]
     assert "sunar_r-embedded-qwen2.5-1.5b.json was fitted with other settings: asu_batches=False (fitted with True)" in why
+    # S with each hop judged against its pages: its own calibration, fitted on dev 1-74 on the signals that rank alone
+    [hops] = judged
+    assert trust.graph_of(hops) == "sunar" and hops["fitted_on"] == 74 and "hop_support" in hops["features"]
+    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge"}, corpus, Configuration.as_recorded) == (hops, "")
+    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "reread"}, corpus, Configuration.as_recorded)[0] is None
     sunar = shipped["sunar"]
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
     unsure = trust.judge({"agreement": 0.0, "semantic_entropy": 1.1, "sets": 3, "chain_agrees": 0.0}, sunar)
@@ -262,7 +268,7 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
 def test_a_default_run_on_the_embedded_model_and_the_dev_corpus_shows_the_shipped_calibration(graph, calibrated):
     """As Studio runs it: only the model named. The fields a graph's structure never reads (Self-Ask's
     hop samples) do not keep its calibration from applying; those it reads, set otherwise, do."""
-    corpus = {trust.graph_of(c): c for c in trust.candidates("auto")}["sunar"]["corpus"]["sha256"]
+    corpus = next(c for c in trust.candidates("auto") if trust.graph_of(c) == "sunar")["corpus"]["sha256"]
     llm = scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: David Lynch"]), lambda q, i: "David Lynch")
     index = MemoryIndex(docs(("d1", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch.")), default_ranking=[("d1", 1.0)],
                         manifest={"corpus_fingerprint": corpus})
