@@ -200,21 +200,14 @@ def with_shape_prior(rows: Sequence[dict[str, Any]], priors: Sequence[float | No
 
 
 def selected(records: Sequence[dict[str, Any]], minimum: float, correct: Sequence[float] | None = None) -> tuple[str, ...]:
-    """The recorded signals whose AUROC alone on these answers is at least ``minimum`` (the rule
-    :data:`~sunar.trust.COMBINED` was chosen by, on the answers it is to be fitted on; the probe and
-    the shape prior are computed by a calibration, not recorded). ``correct``: the answers'
-    rightness, when not their stored metrics (then every record counts)."""
+    """The recorded signals whose AUROC alone on these answers is at least ``minimum`` (how
+    :data:`~sunar.trust.COMBINED` was chosen; ``correct``: the answers' rightness, if not stored)."""
     rows = [r for r in records if not r.get("error") and r.get("signals")] if correct is None else list(records)
     y = np.array([right(r) for r in rows] if correct is None else correct, dtype=float)
     x = signal_matrix(rows, FEATURES)
-    found = []
-    for i, f in enumerate(FEATURES):
-        if f in ("probe", "shape_prior") or np.isnan(x[:, i]).all():
-            continue
-        score = auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1), y)
-        if score is not None and score >= minimum:
-            found.append(f)
-    return tuple(found)
+    scores = {f: auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1), y) for i, f in enumerate(FEATURES)
+              if f not in ("probe", "shape_prior") and not np.isnan(x[:, i]).all()}  # those two are computed, not recorded
+    return tuple(f for f, score in scores.items() if score is not None and score >= minimum)
 
 
 def fit_calibration(
