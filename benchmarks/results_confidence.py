@@ -26,7 +26,7 @@ def signals_table(columns: Sequence[tuple[str, Records]], features: Sequence[str
         rows = [r for r in rows if not r.get("error")]
         y = correct(rows)
         x = signal_matrix(rows, features)
-        per = {f: (None if np.isnan(x[:, i]).all() else calibration.auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1), y)) for i, f in enumerate(features)}
+        per = {f: calibration.alone(x[:, i], y) for i, f in enumerate(features)}
         shown = [float(r.get("confidence") or 0.0) for r in rows]
         entry = {"n": len(rows), "right": int(y.sum()), "confidence": calibration.auroc(shown, y), "ece": calibration.ece(shown, y),
                  "at": [calibration.accuracy_at(shown, y, c) for c in calibration.COVERAGES], **per}
@@ -102,10 +102,10 @@ def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
         hops = [(r["reasoning_path"][0]["support"], ok) for r in rows if (ok := first_hop_right(r, first)) is not None]
         p, ok = [s for s, _ in hops], [float(k) for _, k in hops]
         y = correct(rows)
-        weakest = np.nan_to_num(signal_matrix(rows, ["hop_support"])[:, 0], nan=-1.0)
+        weakest = signal_matrix(rows, ["hop_support"])[:, 0]
         stats.append({"hops": f"{len(hops)} ({int(sum(ok))})", "hop": calibration.auroc(p, ok),
                       "means": " / ".join(fmt(float(np.mean([s for s, k in hops if k == want]))) if any(k == want for _, k in hops) else "-" for want in (True, False)),
-                      "below": sum(s < 0.5 for s in p), "n": f"{len(rows)} ({int(y.sum())})", "final": calibration.auroc(weakest, y),
+                      "below": sum(s < 0.5 for s in p), "n": f"{len(rows)} ({int(y.sum())})", "final": calibration.alone(weakest, y),
                       **{name: calibration.auroc(calibration.cross_validated(rows, y, features=features), y) for name, features in SUPPORT_SETS},
                       "selected": calibration.selected(rows, 0.55, y)})
         chosen = stats[-1]["selected"]

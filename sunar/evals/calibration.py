@@ -199,14 +199,18 @@ def with_shape_prior(rows: Sequence[dict[str, Any]], priors: Sequence[float | No
     return [{**r, "signals": {**(r.get("signals") or {}), "shape_prior": p}} for r, p in zip(rows, priors, strict=True)]
 
 
+def alone(signal: np.ndarray, correct: Sequence[float]) -> float | None:
+    """One oriented signal's AUROC, an answer without it ranked below every other; None if none has it."""
+    return None if np.isnan(signal).all() else auroc(np.nan_to_num(signal, nan=np.nanmin(signal) - 1), correct)
+
+
 def selected(records: Sequence[dict[str, Any]], minimum: float, correct: Sequence[float] | None = None) -> tuple[str, ...]:
     """The recorded signals whose AUROC alone on these answers is at least ``minimum`` (how
     :data:`~sunar.trust.COMBINED` was chosen; ``correct``: the answers' rightness, if not stored)."""
     rows = [r for r in records if not r.get("error") and r.get("signals")] if correct is None else list(records)
     y = np.array([right(r) for r in rows] if correct is None else correct, dtype=float)
     x = signal_matrix(rows, FEATURES)
-    scores = {f: auroc(np.nan_to_num(x[:, i], nan=np.nanmin(x[:, i]) - 1), y) for i, f in enumerate(FEATURES)
-              if f not in ("probe", "shape_prior") and not np.isnan(x[:, i]).all()}  # those two are computed, not recorded
+    scores = {f: alone(x[:, i], y) for i, f in enumerate(FEATURES) if f not in ("probe", "shape_prior")}  # those two are computed, not recorded
     return tuple(f for f, score in scores.items() if score is not None and score >= minimum)
 
 

@@ -56,15 +56,15 @@ def branches(candidates: list[Candidate], cfg: Configuration, chains_taken: int)
     return named[0], named[1 : min(cfg.branch_width, 1 + room)]
 
 
-def supported(hop: Hop, read: list, cfg: Configuration, res: Any, config: RunnableConfig) -> Hop:
-    """The hop with its answer's support (``hop_support``), re-read once when unsupported (``reread``)."""
+def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str, Any], config: RunnableConfig) -> Hop:
+    """The hop with its answer's support (``hop_support``), re-read once when unsupported (``reread``)
+    with ``call``, the hop's own reading's arguments."""
     if cfg.hop_support == "off" or not known(hop["answer"]):
         return hop
     judged = p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     hop = {**hop, "support": judged}
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
-    call = short_call(cfg, grounded_schema(read) if cfg.grounded_answers else SCHEMA)
     reply = res.llm.generate(answer_messages(ruled_out(hop["question"], hop["answer"]), read), temperature=0.0, config=config, **call)
     other = read_answer(str(reply.content))
     if not known(other) or agrees(other, hop["answer"]):
@@ -129,7 +129,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
             if others:
                 update["chains"] = chains
                 notes.append(f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain")
-        hop = supported(hop, read, cfg, res, config)
+        hop = supported(hop, read, cfg, res, call, config)  # re-read, if at all, under the greedy reading's call
         if hop.get("unsupported"):
             notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
         return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "requery": "", "prior": {}, "notes": notes}
