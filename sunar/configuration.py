@@ -150,8 +150,9 @@ class Configuration(Settings):
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
     hop_support: Literal["off", "judge", "reread"] = Field("off", description="Whether the pages a hop read state its "
-        "answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop (a signal of trust); 'reread' also reads "
-        "the hop again, once, when the judge says no, with that answer ruled out, and keeps the better-supported one.")
+        "answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop, then asks whether the final answer answers the "
+        "whole question given the steps (signals of trust); 'reread' also reads a hop again, once, when the judge says "
+        "no, with that answer ruled out, and keeps the better-supported one.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
     requery: bool = Field(
         False,

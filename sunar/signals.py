@@ -56,6 +56,13 @@ def hop_support(hops: Sequence[dict[str, Any]]) -> float | None:
     return min(judged) if judged else None
 
 
+def chain_support(hop: float | None, fits: float | None) -> float | None:
+    """The chain's weakest link: the least of the weakest hop's support and the final answer's fit
+    to the question (``answer_fits``); None where neither was judged."""
+    judged = [p for p in (hop, fits) if p is not None]
+    return min(judged) if judged else None
+
+
 def chain_broken(hops: Sequence[dict[str, Any]]) -> float | None:
     """1.0 when a hop's answer only repeats words of its own sub-question ("Who is Clancy Brown?"
     "Clancy Brown") or an earlier hop's answer: the chain stalled instead of moving on. None

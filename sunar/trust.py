@@ -26,14 +26,12 @@ from sunar.errors import SunarError
 
 #: Every signal of trust an eval report rates, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
-    "agreement", "semantic_entropy", "sets", "hop_agreement", "hop_support", "evidence_top", "evidence_margin",
+    "agreement", "semantic_entropy", "sets", "hop_agreement", "hop_support", "answer_fits", "chain_support", "evidence_top", "evidence_margin",
     "answer_in_evidence", "chain_agrees", "chain_broken", "whole_chain", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
 )
-#: The signals the combined score uses: those whose AUROC alone was at least 0.55 on sunar's
-#: answers to dev questions 1-100 (the final samples' agreement, their semantic entropy and number
-#: of sets, and whether the reasoning chain's own answer agrees with the final one). The others are
-#: measured beside them in every eval report; there each was near chance or inverted
-#: (benchmarks/RESULTS.md, "Confidence and calibration").
+#: The signals the combined score uses by default: those whose AUROC alone was at least 0.55 on the
+#: paper's sunar's answers to dev 1-100 (the final samples' agreement, entropy and sets, and whether the
+#: chain's own answer agrees); the others were near chance or inverted there (benchmarks/RESULTS.md).
 COMBINED: tuple[str, ...] = ("agreement", "semantic_entropy", "sets", "chain_agrees")
 #: Recorded signals ``sunar calibrate --with`` adds to the combined ones (the probe and the shape
 #: prior have flags of their own: the calibration computes them).
@@ -47,6 +45,8 @@ REASONS = {
     "sets": "the sampled answers mean different things",
     "hop_agreement": "a hop's sampled answers disagree",
     "hop_support": "a hop's pages do not state its answer",
+    "answer_fits": "it may not be what the question asks for",
+    "chain_support": "a step of the reasoning is doubtful",
     "evidence_top": "the best evidence is a weak match for the question",
     "evidence_margin": "no piece of evidence stands out",
     "answer_in_evidence": "the answer is not in the cited evidence",
@@ -226,6 +226,11 @@ def choose(spec: str, graph: str, values: dict[str, Any], corpus: str | None, re
     return None, f"none is shipped for the {graph} graph with {values.get('llm')}; {fit}"
 
 
+def own_settings(calibration: dict[str, Any], profile: dict[str, Any]) -> list[str]:
+    """The ``field=value`` switches of its variant that its profile does not set (``hop_support=judge``)."""
+    return [p for p in str(calibration.get("variant") or "").split("+")[1:] if str(profile.get(p.partition("=")[0], "")).lower() != p.partition("=")[2].lower()]
+
+
 def describe(calibration: dict[str, Any]) -> str:
     """What a calibration was fitted on, in a few words."""
     n = len(calibration.get("ids") or ()) or calibration.get("n")
@@ -277,8 +282,7 @@ def held_signals(calibration: dict[str, Any], llm: Callable[[], Any], question: 
 
 
 def probe_text(question: str, answer: str) -> str:
-    """What the probe reads the model's hidden state on."""
-    return f"Question: {question}\nAnswer: {answer}"
+    return f"Question: {question}\nAnswer: {answer}"  # what the probe reads the hidden state on
 
 
 def probe_signal(calibration: dict[str, Any], llm: Any, question: str, answer: str) -> float | None:

@@ -84,6 +84,8 @@ def prompt_kind(prompt: str) -> str:
         return "shorten"
     if prompt.startswith(support.SYSTEM):
         return "support"
+    if prompt.startswith(support.FITS_SYSTEM):
+        return "fits"
     return "answer"
 
 
@@ -136,6 +138,8 @@ def scripted_llm(
             return answer("SHORTEN:" + re.findall(r"Answer: (.*)", prompt)[-1].strip(), 0)
         if kind == "support":  # the answer function sees "SUPPORT:", the sub-question, " = " and the answer judged
             return answer(f"SUPPORT:{question_of(prompt)} = {re.findall(r'Proposed answer: (.*)', prompt)[-1].strip()}", 0)
+        if kind == "fits":  # "FITS:", the question, " = " and the final answer judged
+            return answer(f"FITS:{question_of(prompt)} = {re.findall(r'Proposed answer: (.*)', prompt)[-1].strip()}", 0)
         return answer(question_of(prompt), i)
 
     return ScriptedLLM(script)

@@ -111,6 +111,7 @@ class ScriptedLLM(LLM):
         self.loglik_script = loglik
         self.hidden_script = hidden
         self.hidden_calls: list[str] = []
+        self.judge_calls: list[str] = []
         self.loglik_calls: list[tuple[str, str]] = []
         #: The JSON schema each generated reply was asked under (None: free text), call by call.
         self.schemas: list[dict | None] = []
@@ -134,7 +135,8 @@ class ScriptedLLM(LLM):
         return [g.message for g in result.generations[0]]  # type: ignore[attr-defined]
 
     def judge(self, messages, labels):
-        return pick_label(self.chat.script(prompt_text(messages), 0), labels)
+        self.judge_calls.append(prompt_text(messages))
+        return pick_label(self.chat.script(self.judge_calls[-1], 0), labels)
 
     def loglik(self, messages, continuation):
         """The scripted log-likelihood; without a script, like a backend that has none."""

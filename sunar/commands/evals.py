@@ -56,7 +56,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         )
         return 0
     fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights, probe=args.probe, shapes=args.shape_prior, signals=args.signals,
-                            select=args.select)
+                            select=args.select, only=args.only)
     out = Path(args.out or Path(args.run[0]) / f"calibration-{args.variant}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(fitted, indent=2) + "\n")
@@ -126,6 +126,7 @@ def add(sub: Any) -> None:
                    help=f"also combine this recorded signal (repeatable; one of {', '.join(EXTRA_SIGNALS)})")
     p.add_argument("--select", type=float, default=None, metavar="AUROC",
                    help="combine the recorded signals whose AUROC alone on these answers is at least this (e.g. 0.55), not the four default ones")
+    p.add_argument("--only", action="store_true", help="combine only the signals --with names, not the four default ones")
     p.add_argument("--out", default="", help="calibration file to write (default: RUN/calibration-VARIANT.json)")
     p.add_argument("--check", default="", metavar="FILE", help="fit nothing: score this calibration file on the run's answers it was not fitted on")
     p.set_defaults(func=cmd_calibrate)

@@ -35,6 +35,7 @@ def cmd_serve_openai(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     from sunar import trust
+    from sunar.configuration import CPU_PROFILE
     from sunar.models import gguf
     from sunar.models.embedder import BUNDLED, hf_cached, package_folder
     from sunar.models.nli import CACHED_NLI_CANDIDATES, resolve_nli
@@ -71,7 +72,9 @@ def cmd_models(args: argparse.Namespace) -> int:
     llm = resolve_llm(args.llm)[0]
     shipped = [c for c in trust.candidates("auto") if c.get("llm") == llm]
     for calibration in shipped:
-        row(f"{trust.graph_of(calibration)} with {llm}", f"{calibration['path']} ({trust.describe(calibration)}; applies on its corpus and settings)")
+        profile = CPU_PROFILE if (calibration.get("configuration") or {}).get("profile") == "cpu" else {}
+        switches = "".join(f", {s}" for s in trust.own_settings(calibration, profile))
+        row(f"{trust.graph_of(calibration)} with {llm}{switches}", f"{calibration['path']} ({trust.describe(calibration)}; applies on its corpus and settings)")
     if not shipped:
         row(f"auto for {llm}", "none shipped (the agreement of sampled answers is shown instead; fit one with: sunar calibrate)")
     print("auto would use")

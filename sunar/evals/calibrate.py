@@ -34,7 +34,7 @@ def _runs(runs: str | Path | Sequence[str | Path]) -> list[Path]:
 
 def calibrate_run(
     runs: str | Path | Sequence[str | Path], variant: str, alpha: float, delta: float = 0.1, weights: str = "equal", probe: bool = False,
-    shapes: bool = False, signals: Sequence[str] = (), select: float | None = None,
+    shapes: bool = False, signals: Sequence[str] = (), select: float | None = None, only: bool = False,
 ) -> dict[str, Any]:
     """A calibration file's content from the answers of ``variant`` in one or more evaluation runs
     (pooled, each question once: the first run that answered it counts): the graph, LLM,
@@ -44,7 +44,8 @@ def calibrate_run(
     state is trained on every graph's answers in the runs and joins the combined signals; with
     ``shapes``, the prior of questions shaped alike (:mod:`sunar.shape_prior`) joins them; so do
     the recorded ``signals`` named. With ``select``, the signals combined are those whose AUROC alone
-    on these answers is at least ``select`` (:func:`~sunar.evals.calibration.selected`), not the four."""
+    on these answers is at least ``select`` (:func:`~sunar.evals.calibration.selected`), not the four;
+    with ``only``, just the ``signals`` named."""
     folders = _runs(runs)
     if not 0 < alpha < 1 or not 0 < delta < 1:
         raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
@@ -66,10 +67,10 @@ def calibrate_run(
 
         extra["probe"], extra["probe_training"] = probe_signals(reader(str(llm)), everything, records)
     try:
-        base = COMBINED if select is None else selected(records, select)
+        base = () if only else COMBINED if select is None else selected(records, select)
         features = tuple(dict.fromkeys((*base, *signals, *(("probe",) if probe else ()))))
         if not features:
-            raise ValueError(f"no recorded signal has AUROC >= {select} alone; lower --select")
+            raise ValueError("--only combines the signals --with names: name one" if only else f"no recorded signal has AUROC >= {select} alone; lower --select")
         fitted = fit_calibration(records, alpha, delta, weights, features=features, shapes=shapes)
     except ValueError as exc:
         raise SunarError(f"{', '.join(map(str, folders))}, variant {variant}: {exc}") from None

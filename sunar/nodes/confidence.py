@@ -20,8 +20,9 @@ from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
 from sunar.models.nli import semantic_sets
 from sunar.prompts.answer import answer_messages, read_answer, short_call
+from sunar.prompts.support import LABELS, fits_messages, p_yes
 from sunar.resources import resources
-from sunar.signals import known, signals
+from sunar.signals import chain_support, hop_support, known, signals
 from sunar.text import normalize_answer
 from sunar.usage import node
 
@@ -35,6 +36,16 @@ def answer_logprob(llm: LLM, messages: list[BaseMessage], answer: str) -> float 
         return round(llm.loglik(messages, answer) / max(1, len(answer.split())), 4)
     except ModelUnavailable:
         return None
+
+
+def judged_answer(llm: LLM, state: dict[str, Any]) -> dict[str, float | None]:
+    """With ``hop_support``: ``answer_fits``, P(the final answer answers the whole question, given
+    the chain's steps), as the LLM judges it (0.0 for no answer), and ``chain_support``, the
+    chain's weakest link (that or the weakest hop's support)."""
+    answer, hops = str(state.get("answer") or ""), state.get("hops") or []
+    steps = [(str(h["question"]), str(h["answer"])) for h in hops]
+    fits = p_yes(llm.judge(fits_messages(state["question"], steps, answer), LABELS)) if known(answer) else 0.0
+    return {"answer_fits": fits, "chain_support": chain_support(hop_support(hops), fits)}
 
 
 def corpus_of(index: Any) -> str | None:
@@ -64,6 +75,8 @@ def make_confidence(
         agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
         agreement = round(agreeing / m, 4)
         found = signals(state, samples, sets, agreement)
+        if cfg.hop_support != "off":
+            found.update(judged_answer(res.llm, state))
         if cfg.answer_likelihood:
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
         calibration, why_not = trust.choose(cfg.calibration, graph, read, corpus_of(res.index), schema.as_recorded)

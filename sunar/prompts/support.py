@@ -1,9 +1,10 @@
 """Whether the pages a hop read state its answer as the answer to its sub-question (the hop's
-support check, ``hop_support``): the LLM is asked yes or no and its label probabilities are read.
+support check, ``hop_support``), and whether the final answer answers the whole question given the
+steps that found it (``answer_fits``): the LLM is asked yes or no and its label probabilities are read.
 
-The exemplars are invented. The "no" ones are the reader's usual slips on this data: a person the
-page names in another role (the director given as the composer), and a name the page does not
-hold at all."""
+The exemplars are invented. The hop's "no" ones are the reader's usual slips on this data: a person
+the page names in another role (the director given as the composer), and a name the page does not
+hold at all; the final answer's are a chain that ended on its bridge, and an answer of the wrong kind."""
 
 from __future__ import annotations
 
@@ -60,3 +61,32 @@ def p_yes(scores: dict[str, float]) -> float | None:
 def ruled_out(question: str, answer: str) -> str:
     """The sub-question asked again with an answer its pages did not state ruled out."""
     return f"{question} (The answer is not {answer}.)"
+
+
+FITS_SYSTEM = (
+    "You check whether a proposed answer answers a question. The steps show how it was found. Say yes if the "
+    "proposed answer is what the question asks for. Say no if it is only a step on the way (a person or thing "
+    "the question mentions through a description), or if it answers another question. Reply with yes or no only."
+)
+#: Invented exemplars: (question, steps as (sub-question, answer), proposed answer, verdict).
+FITS_EXAMPLES: list[tuple[str, list[tuple[str, str]], str, str]] = [
+    ("Where was the composer of The Quiet Lanterns born?", [("Who composed The Quiet Lanterns?", "Ivo Kesler")], "Ivo Kesler", "no"),
+    ("Where was the composer of The Quiet Lanterns born?",
+     [("Who composed The Quiet Lanterns?", "Ivo Kesler"), ("Where was Ivo Kesler born?", "Tromsø")], "Tromsø", "yes"),
+    ("How many people work for the company that bought Velland Works?",
+     [("Which company bought Velland Works?", "Norsk Hydro"), ("How many people work for Norsk Hydro?", "Norsk Hydro")], "Norsk Hydro", "no"),
+]
+FITS_QUERY = "Question: {question}\nSteps:\n{steps}\nProposed answer: {answer}\nDoes the proposed answer answer the question?"
+
+
+def _fits_query(question: str, steps: Sequence[tuple[str, str]], answer: str) -> HumanMessage:
+    lines = "\n".join(f"{i}. {q} {a}" for i, (q, a) in enumerate(steps, 1)) or "(none)"
+    return HumanMessage(FITS_QUERY.format(question=question, steps=lines, answer=answer))
+
+
+def fits_messages(question: str, steps: Sequence[tuple[str, str]], answer: str) -> list[BaseMessage]:
+    """The rule, the exemplars as turns, then the question, the chain's steps and the final answer."""
+    messages: list[BaseMessage] = [SystemMessage(FITS_SYSTEM)]
+    for q, s, a, verdict in FITS_EXAMPLES:
+        messages += [_fits_query(q, s, a), AIMessage(verdict)]
+    return [*messages, _fits_query(question, steps, answer)]

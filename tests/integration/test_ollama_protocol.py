@@ -74,7 +74,7 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
 def test_a_question_answered_end_to_end_through_ollamas_protocol(ollama_url, demo_index):
     url, log = ollama_url
     result = ask(url, "--index", str(demo_index), "--nli", "llm", "--scorer", "dense", "--profile", "cpu",
-                 "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2", "--set", "calibration=off",
+                 "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2", "--set", "calibration=off", "--set", "hop_samples=0",
                  "--set", "structured_output=false")
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)

@@ -86,7 +86,7 @@ def test_a_question_answered_through_the_server(llama_server, demo_index):
         [sys.executable, "-m", "sunar.cli", "ask", "Where was the director of film Ronnie Rocket born?", "--json",
          "--llm", f"openai:{MODEL}", "--set", f"openai_base_url={llama_server}", "--index", str(demo_index),
          "--nli", "llm", "--scorer", "dense", "--profile", "cpu",
-         "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2", "--set", "calibration=off"],
+         "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2", "--set", "calibration=off", "--set", "hop_samples=0"],
         capture_output=True, text=True, timeout=1800,
     )
     assert result.returncode == 0, result.stderr

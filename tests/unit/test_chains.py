@@ -296,9 +296,10 @@ def test_the_stream_shows_candidates_and_chains():
     assert "Mel Brooks" in describe_step("next_chain", {"chains": chains[:1], "chosen": None, "hops": [{**hop, "answer": "Mel Brooks"}], "weight": 0.33}, {})
 
 
-def support_run(variant, hop_support, reread="David Lynch", **config):
+def support_run(variant, hop_support, reread="David Lynch", fits="yes", **config):
     """Ronnie Rocket's page names Mel Brooks in a part, and the reader takes him for the director;
-    the judge says the page does not state that, and ruled out, the reader names ``reread``."""
+    the judge says the page does not state that, and ruled out, the reader names ``reread``; asked
+    whether the final answer answers the question, it says ``fits``."""
     verdicts = {"Who directed Ronnie Rocket? = Mel Brooks": "no", "Who directed Ronnie Rocket? = David Lynch": "yes",
                 "Where was David Lynch born? = Missoula": "yes", "Where was Mel Brooks born? = Brooklyn": "yes"}
     replies = {"Who directed Ronnie Rocket?": "Mel Brooks", "Who directed Ronnie Rocket? (The answer is not Mel Brooks.)": reread,
@@ -307,6 +308,8 @@ def support_run(variant, hop_support, reread="David Lynch", **config):
     def answer(question, i):
         if question.startswith("SUPPORT:"):
             return verdicts.get(question.removeprefix("SUPPORT:"), "no")
+        if question.startswith("FITS:"):
+            return fits
         return replies.get(question.removeprefix("MER:"), "unknown") if not question.startswith("MER:") else "Missoula"
 
     llm = scripted_llm(self_ask, answer)
@@ -336,7 +339,28 @@ def test_a_support_judgement_alone_only_records_it():
     assert not any("(The answer is not" in c for c in llm.calls)
     off, llm = support_run("sunar", "off")
     assert "support" not in off["hops"][0] and off["signals"]["hop_support"] is None
-    assert not any("Proposed answer:" in c for c in llm.calls)
+    assert not llm.judge_calls
+
+
+def test_the_final_answer_is_judged_against_the_question_and_the_chain_support_is_its_weakest_link():
+    from sunar.nodes.confidence import judged_answer
+    from sunar.prompts import support
+    from sunar.streaming import describe_common
+
+    out, llm = support_run("sunar", "judge")  # hops judged 0.0 and 1.0; the judge says MER's Missoula answers the question
+    assert (out["signals"]["answer_fits"], out["signals"]["chain_support"]) == (1.0, 0.0)
+    [judged] = [c for c in llm.judge_calls if c.startswith(support.FITS_SYSTEM)]
+    assert judged.endswith("1. Who directed Ronnie Rocket? Mel Brooks\n2. Where was Mel Brooks born? Brooklyn\nProposed answer: Missoula\n"
+                           "Does the proposed answer answer the question?")
+    assert describe_common("confidence", {"trust": 0.4, "signals": out["signals"]}).endswith("; it answers the question: p = 1.00")
+    reread, _ = support_run("sunar", "reread", fits="no")  # every hop supported, the answer not what was asked: the answer is the weak link
+    assert (reread["signals"]["hop_support"], reread["signals"]["answer_fits"], reread["signals"]["chain_support"]) == (1.0, 0.0, 0.0)
+    off, llm = support_run("sunar", "off")
+    assert "answer_fits" not in off["signals"] and not llm.judge_calls
+    assert "it answers the question" not in describe_common("confidence", {"trust": 0.4, "signals": off["signals"]})
+    silent = scripted_llm(self_ask, lambda q, i: "yes")  # no answer answers nothing: judged 0 without a call
+    assert judged_answer(silent, {"question": QUESTION, "answer": "unknown", "hops": []}) == {"answer_fits": 0.0, "chain_support": 0.0}
+    assert silent.judge_calls == []
 
 
 def test_a_reread_that_names_the_same_or_nothing_or_is_no_better_keeps_the_first_answer():

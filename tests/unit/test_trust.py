@@ -228,7 +228,7 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     graph, model, settings and corpus; each applies to that graph's default cpu run on the shared corpus, and to nothing else."""
     from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
     from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
-    from sunar.configuration import SUNAR_ONLY, Configuration
+    from sunar.configuration import CPU_PROFILE, SUNAR_ONLY, Configuration
 
     judged = [c for c in trust.candidates("auto") if (c.get("configuration") or {}).get("hop_support") == "judge"]
     shipped = {trust.graph_of(c): c for c in trust.candidates("auto") if c not in judged}
@@ -253,11 +253,14 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     # fitted before the cpu profile turned the switches on: a field its run did not record is at the default it ran with
     why = trust.choose("auto", "sunar_r", defaults, corpus, Configuration.as_recorded)[1]
     assert "sunar_r-embedded-qwen2.5-1.5b.json was fitted with other settings: asu_batches=False (fitted with True)" in why
-    # S with each hop judged against its pages: its own calibration, fitted on dev 1-74 on the signals that rank alone
+    # S with each hop judged against its pages and its answer against the question: its own calibration, fitted on
+    # dev 1-100 on the chain's weakest link alone
     [hops] = judged
-    assert trust.graph_of(hops) == "sunar" and hops["fitted_on"] == 74 and "hop_support" in hops["features"]
+    assert trust.graph_of(hops) == "sunar" and hops["fitted_on"] == 100 and hops["features"] == ["chain_support"]
+    assert hops["runs"] == ["dev100-chain-support-qwen1.5b-cpu"]
     assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge"}, corpus, Configuration.as_recorded) == (hops, "")
     assert trust.choose("auto", "sunar", {**defaults, "hop_support": "reread"}, corpus, Configuration.as_recorded)[0] is None
+    assert trust.own_settings(hops, CPU_PROFILE) == ["hop_support=judge"] and trust.own_settings(shipped["sunar"], CPU_PROFILE) == []
     sunar = shipped["sunar"]
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
     unsure = trust.judge({"agreement": 0.0, "semantic_entropy": 1.1, "sets": 3, "chain_agrees": 0.0}, sunar)
@@ -351,3 +354,9 @@ def test_calibrate_can_combine_the_signals_that_rank_the_answers_alone(tmp_path,
     assert json.loads(out.read_text())["features"] == ["hop_support", "whole_chain"]
     assert main(["calibrate", "--run", str(path), "--select", "0.99"]) == 1
     assert "no recorded signal has AUROC >= 0.99 alone; lower --select" in capsys.readouterr().err
+    # --only: just the signals --with names (one, here), not the four default ones
+    assert main(["calibrate", "--run", str(path), "--only", "--with", "hop_support", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["features"] == ["hop_support"]
+    capsys.readouterr()
+    assert main(["calibrate", "--run", str(path), "--only", "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip().endswith("--only combines the signals --with names: name one")
