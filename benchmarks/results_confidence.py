@@ -121,3 +121,31 @@ def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
             ["the signals with AUROC >= 0.55 alone on these answers (`--select 0.55`)", *(", ".join(f"`{f}`" for f in s["selected"]) or "none" for s in stats)],
             ["**those, 5-fold CV (chosen on the same answers)**", *(f"**{fmt(s['chosen'])}**" for s in stats)]]
     return table(header, body)
+
+
+#: The judgements of ``hop_support=judge`` rated alone, each oriented so that higher means more trust.
+CHAIN_SIGNALS = (("the weakest hop's support (`hop_support`)", "hop_support"), ("the final answer's fit to the question (`answer_fits`)", "answer_fits"),
+                 ("**the least of the two (`chain_support`)**", "chain_support"))
+
+
+def chain_table(columns: Sequence[tuple[str, Records]]) -> str:
+    """The final answer judged against the whole question (``answer_fits``) and the chain's weakest
+    link (``chain_support``) beside the weakest hop's support: each one's AUROC alone, the answers the
+    judge said do not answer the question, and the shipped S calibration's signals cross-fitted."""
+    stats = []
+    for _, rows in columns:
+        rows = [r for r in rows if not r.get("error")]
+        y = correct(rows)
+        x = signal_matrix(rows, [f for _, f in CHAIN_SIGNALS])
+        fits = [(r["signals"].get("answer_fits"), ok) for r, ok in zip(rows, y, strict=True) if r["signals"].get("answer_fits") is not None]
+        stats.append({"n": f"{len(rows)} ({int(y.sum())})", **{f: calibration.alone(x[:, i], y) for i, (_, f) in enumerate(CHAIN_SIGNALS)},
+                      "means": " / ".join(fmt(float(np.mean([p for p, k in fits if k == want]))) if any(k == want for _, k in fits) else "-" for want in (1, 0)),
+                      "no": f"{sum(p < 0.5 for p, _ in fits)} ({int(sum(k for p, k in fits if p < 0.5))})",
+                      "shipped": calibration.auroc(calibration.cross_validated(rows, y, features=(*COMBINED, "whole_chain")), y)})
+    header = ["", *(label for label, _ in columns)]
+    body = [["answers (right)", *(s["n"] for s in stats)],
+            *([f"AUROC alone: {name}", *((f"**{fmt(s[f])}**" if name.startswith("**") else fmt(s[f])) for s in stats)] for name, f in CHAIN_SIGNALS),
+            ["mean `answer_fits`: right / wrong answers", *(s["means"] for s in stats)],
+            ["answers judged not to answer the question (`answer_fits` < 0.5): n (right)", *(s["no"] for s in stats)],
+            ["the S calibration's signals (`COMBINED` and `whole_chain`), 5-fold CV", *(fmt(s["shipped"]) for s in stats)]]
+    return table(header, body)

@@ -4,7 +4,9 @@ models often write the final answer as a sentence that a short sample cannot ent
 one of the signals of :mod:`sunar.signals`. A calibration fitted for this graph, model, settings
 and corpus turns the signals into the number shown: the probability that the answer is right
 (:mod:`sunar.trust`). Where none applies, the agreement is shown for what it is, with the reason.
-Below ``min_trust`` the product says it does not know and gives its best guess."""
+Below ``min_trust`` the product says it does not know and gives its best guess. With
+``hop_support``, the LLM also judges whether the answer answers the whole question, given the
+chain's steps (``answer_fits``), and the chain's weakest link (``chain_support``) joins the signals."""
 
 from __future__ import annotations
 
@@ -75,7 +77,7 @@ def make_confidence(
         agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
         agreement = round(agreeing / m, 4)
         found = signals(state, samples, sets, agreement)
-        if cfg.hop_support != "off":
+        if cfg.hop_support != "off" and "hop_support" not in unread:  # a baseline has no hops to judge
             found.update(judged_answer(res.llm, state))
         if cfg.answer_likelihood:
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])

@@ -79,3 +79,8 @@ def test_a_calibration_must_match_the_graphs_own_settings(tmp_path):
         assert (out["trust"] is not None) == applies, out["confidence_basis"]
         if not applies:
             assert "fitted with other settings: gensco_pool=4 (fitted with 3)" in out["confidence_basis"]
+
+
+def test_sunars_answer_judge_is_not_the_baselines():
+    out, llm, _ = run(hop_support="judge")  # a field of SUNAR's that rag never reads: no answer is judged
+    assert out["answer"] == "Missoula, Montana" and "answer_fits" not in out["signals"] and llm.judge_calls == []
