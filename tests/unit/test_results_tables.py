@@ -223,3 +223,20 @@ def test_support_table_rates_the_first_hops_by_the_datas_first_step_and_the_answ
     assert "| first hops judged no (P(yes) < 0.5) | 2 |" in lines
     assert "| **final answers: AUROC of the weakest hop's P(yes)** | **1.00** |" in lines  # 0.3, 0.8, 0.6 against 0.2
     assert any(line.startswith("| the signals with AUROC >= 0.55 alone on these answers (`--select 0.55`) |") and "`hop_support`" in line for line in lines)
+
+
+def test_chain_table_rates_the_answers_judge_and_the_weakest_link_beside_the_weakest_hop(records):
+    from benchmarks.results_confidence import chain_table
+
+    rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1, q2, q3; wrong: q4
+    judged = {"q1": (0.9, 0.4), "q2": (0.3, 0.9), "q3": (0.8, 0.7), "q4": (0.6, 0.3)}  # (weakest hop, answer fits)
+    for r in rows:
+        hop, fits = judged[r["id"]]
+        r["signals"].update({"hop_support": hop, "answer_fits": fits, "chain_support": min(hop, fits)})
+    lines = chain_table([("S", rows)]).splitlines()
+    assert "| answers (right) | 4 (3) |" in lines
+    assert "| AUROC alone: the weakest hop's support (`hop_support`) | 0.67 |" in lines  # 0.9, 0.3, 0.8 against 0.6
+    assert "| AUROC alone: the final answer's fit to the question (`answer_fits`) | 1.00 |" in lines
+    assert "| AUROC alone: **the least of the two (`chain_support`)** | **0.83** |" in lines  # 0.4, 0.3, 0.7 against 0.3: a tie counts half
+    assert "| mean `answer_fits`: right / wrong answers | 0.67 / 0.30 |" in lines
+    assert "| answers judged not to answer the question (`answer_fits` < 0.5): n (right) | 2 (1) |" in lines
