@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.results_confidence import calibrated_table, signals_table, support_table
+from benchmarks.results_confidence import calibrated_table, chain_table, signals_table, support_table
 from benchmarks.results_render import (
     answers_table,
     branching_table,
@@ -83,6 +83,9 @@ PAST_BASE = {"Self-Ask": DEMOS_LOOPS, "S": S_LOOPS}
 HOP_DEV, S_DOCS = "dev100-hop-reading-qwen1.5b-cpu", f"{S_LOOPS}+hop_reading=documents"
 #: S with each hop's answer judged against the pages it read (``hop_support``), and read again when not.
 SUPPORT_DEV, S_JUDGE, S_REREAD = "dev100-hop-support-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=judge", f"{S_LOOPS}+hop_support=reread"
+#: The same judged S, its final answer also judged against the question (``answer_fits``, ``chain_support``):
+#: dev 1-100 replayed from the run above's LLM cache, and the confirmation (S only: Self-Ask's answers are CONFIRM's).
+CHAIN_DEV, CHAIN_CONFIRM = "dev100-chain-support-qwen1.5b-cpu", "confirm-chain-support-qwen1.5b-cpu"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -105,6 +108,14 @@ def first_steps() -> dict[str, str] | None:
         return None
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return {r["id"]: (r["decomposition"][0]["answer"] if r.get("decomposition") else r["evidence_triples"][0][2]) for r in rows}
+
+
+def judged_confirmation(run: Callable[[str], Records]) -> Records:
+    """The judged S's confirmation answers, with ``final_from_hop`` replayed on them, and Self-Ask's
+    answers to the same questions from the first confirmation run."""
+    judged = of(run(CHAIN_CONFIRM), S_JUDGE)
+    asked = {r["id"] for r in judged}
+    return [*(r for r in of(run(CONFIRM), DEMOS_LOOPS) if r["id"] in asked), *judged, *ruled(run(CHAIN_CONFIRM), S_JUDGE, "final_from_hop=true", final_from_hop)]
 
 
 def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, str | None]]:
@@ -212,6 +223,13 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                [S_JUDGE, f"{S_JUDGE}+final_from_hop=true"], base=S_JUDGE)),
         (f"The support judgement as a signal, S, dev 1-100: {where(SUPPORT_DEV)}",
          lambda: (f := first_steps()) and support_table([(f"S, dev 1-{len(of(run(SUPPORT_DEV), S_JUDGE))}", of(run(SUPPORT_DEV), S_JUDGE))], f)),
+        (f"The final answer judged against the question, and the chain's weakest link, S with the judge, dev 1-100 and the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
+         lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
+        (f"The probability shown with the judge, fitted on dev 1-100, scored on the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
+         lambda: calibrated_table([(label, of(run(CHAIN_DEV), S_JUDGE), of(run(CHAIN_CONFIRM), S_JUDGE), {"features": features})
+                                   for label, features in (("`chain_support` alone (shipped)", ["chain_support"]), ("the S calibration's signals", [*COMBINED, "whole_chain"]))])),
+        (f"The confirmation with the judge: S against Self-Ask (its answers from the first confirmation), and `final_from_hop` replayed: {where(CONFIRM, CHAIN_CONFIRM)}",
+         lambda: answers_table(judged_confirmation(run), [DEMOS_LOOPS, S_JUDGE, f"{S_JUDGE}+final_from_hop=true"], base=DEMOS_LOOPS)),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),

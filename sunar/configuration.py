@@ -222,8 +222,7 @@ class Configuration(Settings):
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions (or planned questions) before the answer is forced.")
     past_bridge: bool = Field(False, description="When Self-Ask ends after one hop on that hop's answer (the hidden name it asked for "
                               "first) though its sub-question was only part of the question, the next step is the question with that "
-                              "part replaced by the answer; where the part is not found, Self-Ask is asked once for the next step about it. "
-                              "With hop_support, only where the LLM judges that the answer does not answer the whole question.")
+                              "part replaced by the answer; where the part is not found, Self-Ask is asked once for the next step about it.")
     chain_check_after: int = Field(
         0, ge=0, le=20,
         description="From this many answered hops on, a Self-Ask follow-up that names none of the answers found "

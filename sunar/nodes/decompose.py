@@ -11,7 +11,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.nodes.confidence import answer_fits
 from sunar.prompts.demonstrations import Demonstration, load_pool, retrieve
 from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
@@ -196,15 +195,11 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         notes = [f"Self-Ask repeated a follow-up and, asked again, {said}; asked instead what the question still asks: {rest!r}"]
         kind, text = "follow_up", rest
     if cfg.past_bridge and (ended := ending(kind, text, hops, question, cfg)) is not None and ends_on_bridge(ended, hops, question):
-        # with the judge, only where it says the bridge does not answer the question (the word test can miss a hop that did)
-        fits = answer_fits(resources(config).llm, question, hops, ended) if cfg.hop_support != "off" else None
-        if fits is not None and fits >= 0.5:
-            notes = [*notes, f"Self-Ask ended on the first hop's answer {ended!r}, which the judge says answers the question (p = {fits:.2f}); it stands"]
-        else:
-            line = f"{FINAL} {text}" if kind == "final" else f"{FOLLOW_UP} {text}"  # the step as the model wrote it
-            step, note = past_bridge(question, hops, [*prompt, AIMessage(line)], config, cfg, asked)
-            notes = [*notes, note]
-            kind, text = ("follow_up", step) if step else (kind, text)
+        line = f"{FINAL} {text}" if kind == "final" else f"{FOLLOW_UP} {text}"  # the step as the model wrote it
+        step, note = past_bridge(question, hops, [*prompt, AIMessage(line)], config, cfg, asked)
+        notes = [*notes, note]
+        if step:
+            kind, text = "follow_up", step
     if kind == "follow_up":
         if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}

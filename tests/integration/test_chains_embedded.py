@@ -67,6 +67,9 @@ def test_hops_sample_their_answers_and_ground_them_in_their_evidence(grounded):
     judged = [h["support"] for h in state["hops"] if known(h["answer"])]  # hop_support: the LLM's P(yes), each hop
     assert judged and all(0.0 <= p <= 1.0 for p in judged) and state["signals"]["hop_support"] == min(judged)
     assert sum("; its pages state it: p = " in line for line in lines) >= len(judged)
+    fits = state["signals"]["answer_fits"]  # and the final answer judged against the whole question
+    assert 0.0 <= fits <= 1.0 and state["signals"]["chain_support"] == min(fits, *judged)
+    assert any("; it answers the question: p = " in line for line in lines)
 
 
 @pytest.mark.slow
