@@ -136,10 +136,9 @@ def scripted_llm(
             return mer.format(answer=answer("MER:" + question_of(prompt), 0))
         if kind == "shorten":  # the answer function sees "SHORTEN:" and the answer to cut
             return answer("SHORTEN:" + re.findall(r"Answer: (.*)", prompt)[-1].strip(), 0)
-        if kind == "support":  # the answer function sees "SUPPORT:", the sub-question, " = " and the answer judged
-            return answer(f"SUPPORT:{question_of(prompt)} = {re.findall(r'Proposed answer: (.*)', prompt)[-1].strip()}", 0)
-        if kind == "fits":  # "FITS:", the question, " = " and the final answer judged
-            return answer(f"FITS:{question_of(prompt)} = {re.findall(r'Proposed answer: (.*)', prompt)[-1].strip()}", 0)
+        if kind in ("support", "fits"):  # the answer function sees "SUPPORT:" (a hop's pages) or "FITS:" (the whole
+            # question), the (sub-)question, " = " and the answer judged
+            return answer(f"{kind.upper()}:{question_of(prompt)} = {re.findall(r'Proposed answer: (.*)', prompt)[-1].strip()}", 0)
         return answer(question_of(prompt), i)
 
     return ScriptedLLM(script)

@@ -40,18 +40,13 @@ def answer_logprob(llm: LLM, messages: list[BaseMessage], answer: str) -> float 
         return None
 
 
-def answer_fits(llm: LLM, question: str, hops: list[dict[str, Any]], answer: str) -> float | None:
-    """P(``answer`` answers the whole question, given the chain's steps), as the LLM judges it
-    (None when it replies neither yes nor no)."""
-    steps = [(str(h["question"]), str(h["answer"])) for h in hops]
-    return p_yes(llm.judge(fits_messages(question, steps, answer), LABELS))
-
-
 def judged_answer(llm: LLM, state: dict[str, Any]) -> dict[str, float | None]:
-    """With ``hop_support``: ``answer_fits`` for the final answer (0.0 for no answer), and
-    ``chain_support``, the chain's weakest link (that or the weakest hop's support)."""
+    """With ``hop_support``: ``answer_fits``, P(the final answer answers the whole question, given
+    the chain's steps), as the LLM judges it (0.0 for no answer, None for a reply neither yes nor
+    no), and ``chain_support``, the chain's weakest link (that or the weakest hop's support)."""
     answer, hops = str(state.get("answer") or ""), state.get("hops") or []
-    fits = answer_fits(llm, state["question"], hops, answer) if known(answer) else 0.0
+    steps = [(str(h["question"]), str(h["answer"])) for h in hops]
+    fits = p_yes(llm.judge(fits_messages(state["question"], steps, answer), LABELS)) if known(answer) else 0.0
     return {"answer_fits": fits, "chain_support": chain_support(hop_support(hops), fits)}
 
 
