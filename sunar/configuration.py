@@ -39,7 +39,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_support", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
-    "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
+    "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
@@ -154,12 +154,9 @@ class Configuration(Settings):
         "whole question given the steps (signals of trust); 'reread' also reads a hop again, once, when the judge says "
         "no, with that answer ruled out, and keeps the better-supported one.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
-    requery: bool = Field(
-        False,
-        description="An uncertain hop (its answers fall into more than one semantic set) is retrieved again, once: a "
-        "fresh first stage for its sub-question with its candidate answers appended, NAR over the documents not "
-        "scored yet, and the hop answered again from both rounds' evidence.",
-    )
+    requery: bool = Field(False, description="An uncertain hop (its answers fall into more than one semantic set) is retrieved "
+        "again, once: a fresh first stage for its sub-question with its candidate answers appended, NAR over the documents not "
+        "scored yet, and the hop answered again from both rounds' evidence.")
     grounded_answers: bool = Field(
         False,
         description="A hop's answer is a span copied from its own evidence (decoded under a grammar of the "
@@ -192,6 +189,10 @@ class Configuration(Settings):
         "answer (its probability, the product of its hops' shares), pooled by bidirectional entailment.")
     final_from_hop: bool = Field(False, description="With hop_support, a final answer that disagrees with the last hop's "
         "gives way to it when the chain went past its bridge and the last hop's pages state it (P(yes) >= 0.5).")
+    unfit_answer: Literal["keep", "choose", "go_on", "both"] = Field("keep", description="With hop_support, what a final answer "
+        "the judge says does not answer the question (P(yes) < 0.5) does. 'choose': the other answers found (the last hop's, "
+        "Self-Ask's own, the other chains'; no bridge) are judged, and the best that fits replaces it. 'go_on': a chain of one "
+        "hop that asked only part of the question goes one step further, once, and is answered again. 'both': choose, else go on.")
     short_answer: bool = Field(
         False,
         description="The final answer is cut to the shortest part of it that answers the question (a name, place, "

@@ -146,3 +146,5 @@ class SunarState(InputState, OutputState, total=False):
     weight: float  # the probability of the chain being followed (in ``hops``)
     requery: str  # an uncertain hop's second first-stage query (its sub-question and candidates), "" otherwise
     prior: dict[str, Any]  # while a hop is retrieved again: its first round's R+ ("scored") and "batches"
+    judged: dict[str, float | None]  # with hop_support: the check's judge of the final answer (answer_fits, chain_support)
+    went_on: bool  # unfit_answer=go_on: the chain went one step further once already

@@ -4,7 +4,8 @@
     answer_hop --(uncertain, requery: once more with its candidates)--> retrieve
     decompose --(done)--> next_chain --(a chain branched off an uncertain hop waits)--> decompose ...
     next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> vote -> shorten
-        -> confidence -> respond
+        -> check -> confidence -> respond
+    check --(the answer does not answer the question, its chain of one hop goes on: unfit_answer)--> retrieve
 
     NAR loop (one sub-question; sunar.nar holds its rules):
         select_batch -> sample_answers -> cluster -> rescore -> update --(goes on)--> select_batch
@@ -18,7 +19,9 @@
     the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the chains'
     answers with the final one (``final_vote``), or the last hop's supported answer replaces it
     (``final_from_hop``). ``shorten`` cuts the final answer to the part of it the
-    question asks for (``short_answer``).
+    question asks for (``short_answer``). ``check`` judges whether it answers the whole question
+    (``hop_support``); a doubted answer gives way to another the graph found, or its chain goes on
+    (``unfit_answer``).
 
 Variants share the nodes and differ in structure:
   sunar         everything
@@ -47,6 +50,7 @@ from sunar.errors import SunarError
 from sunar.nar import nar_goes_on, outranked
 from sunar.nodes.answer_hop import make_answer_hop
 from sunar.nodes.ask import make_ask
+from sunar.nodes.check import check
 from sunar.nodes.cluster import cluster
 from sunar.nodes.conclude import conclude
 from sunar.nodes.confidence import make_confidence
@@ -90,7 +94,7 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: SUNAR's own per-question fields, cleared when a new question starts on a thread.
-FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}}
+FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}, "judged": {}, "went_on": False}
 
 
 def after_decompose(state: dict[str, Any]) -> str:
@@ -105,6 +109,11 @@ def after_answer(state: dict[str, Any]) -> str:
 def after_chain(state: dict[str, Any]) -> str:
     """The next chain's next step, or the final step once a chain is chosen."""
     return "decompose" if state.get("chosen") is None else "gather"
+
+
+def after_check(state: dict[str, Any]) -> str:
+    """The confidence step, or the chain's next step when the check sent it on (``unfit_answer``)."""
+    return "retrieve" if state.get("sub_question") else "confidence"
 
 
 def nar_edge(state: dict[str, Any], config: RunnableConfig) -> str:
@@ -131,6 +140,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("final", mer if v.mer else conclude)
     g.add_node("vote", vote)
     g.add_node("shorten", shorten)
+    g.add_node("check", check)
     g.add_node("confidence", make_confidence(variant, unread=v.unread()))
     g.add_node("respond", respond)
 
@@ -160,7 +170,8 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_edge("gather", "final")
     g.add_edge("final", "vote")
     g.add_edge("vote", "shorten")
-    g.add_edge("shorten", "confidence")
+    g.add_edge("shorten", "check")
+    g.add_conditional_edges("check", after_check, ["retrieve", "confidence"])
     g.add_edge("confidence", "respond")
     g.add_edge("respond", END)
     return g.compile(checkpointer=checkpointer, name=variant)
@@ -215,6 +226,10 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         if any("which its pages state" in n for n in update.get("notes") or []):
             return f"the last hop's supported answer replaced the final step's: {update['answer']}"
         return f"the chains outvoted the final step: {update['answer']}"
+    if node == "check" and update.get("sub_question"):
+        return f"the answer does not answer the question; its chain goes on: {update['sub_question']}"
+    if node == "check" and update.get("answer"):
+        return f"the answer does not answer the question; another found does: {update['answer']}"
     if node == "shorten" and update.get("answer"):
         return f"answer cut to what the question asks for: {update['answer']}"
     return describe_common(node, update)

@@ -5,8 +5,7 @@ one of the signals of :mod:`sunar.signals`. A calibration fitted for this graph,
 and corpus turns the signals into the number shown: the probability that the answer is right
 (:mod:`sunar.trust`). Where none applies, the agreement is shown for what it is, with the reason.
 Below ``min_trust`` the product says it does not know and gives its best guess. With
-``hop_support``, the LLM also judges whether the answer answers the whole question, given the
-chain's steps (``answer_fits``), and the chain's weakest link (``chain_support``) joins the signals."""
+``hop_support``, the check's judge of the answer (:mod:`sunar.nodes.check`) joins the signals."""
 
 from __future__ import annotations
 
@@ -22,9 +21,8 @@ from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
 from sunar.models.nli import semantic_sets
 from sunar.prompts.answer import answer_messages, read_answer, short_call
-from sunar.prompts.support import LABELS, fits_messages, p_yes
 from sunar.resources import resources
-from sunar.signals import chain_support, hop_support, known, signals
+from sunar.signals import known, signals
 from sunar.text import normalize_answer
 from sunar.usage import node
 
@@ -38,16 +36,6 @@ def answer_logprob(llm: LLM, messages: list[BaseMessage], answer: str) -> float 
         return round(llm.loglik(messages, answer) / max(1, len(answer.split())), 4)
     except ModelUnavailable:
         return None
-
-
-def judged_answer(llm: LLM, state: dict[str, Any]) -> dict[str, float | None]:
-    """With ``hop_support``: ``answer_fits``, P(the final answer answers the whole question, given
-    the chain's steps), as the LLM judges it (0.0 for no answer, None for a reply neither yes nor
-    no), and ``chain_support``, the chain's weakest link (that or the weakest hop's support)."""
-    answer, hops = str(state.get("answer") or ""), state.get("hops") or []
-    steps = [(str(h["question"]), str(h["answer"])) for h in hops]
-    fits = p_yes(llm.judge(fits_messages(state["question"], steps, answer), LABELS)) if known(answer) else 0.0
-    return {"answer_fits": fits, "chain_support": chain_support(hop_support(hops), fits)}
 
 
 def corpus_of(index: Any) -> str | None:
@@ -77,8 +65,7 @@ def make_confidence(
         agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
         agreement = round(agreeing / m, 4)
         found = signals(state, samples, sets, agreement)
-        if cfg.hop_support != "off" and "hop_support" not in unread:  # a baseline has no hops to judge
-            found.update(judged_answer(res.llm, state))
+        found.update(state.get("judged") or {})  # the check's judge (hop_support; a baseline has none)
         if cfg.answer_likelihood:
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
         calibration, why_not = trust.choose(cfg.calibration, graph, read, corpus_of(res.index), schema.as_recorded)

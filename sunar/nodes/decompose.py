@@ -114,15 +114,15 @@ def ends_on_bridge(final: str, hops: list[dict[str, Any]], question: str) -> boo
 
 
 def past_bridge(
-    question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str]
+    question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str], said: str = ""
 ) -> tuple[str, str]:
     """(the next follow-up, a note) for a chain that ended on its bridge (``past_bridge``): the
     question with the hop's part replaced by its answer (:func:`remaining`: it keeps the question's
     own relation and context); where that part is not found, the model asked once for a follow-up
     about the bridge (:func:`sunar.prompts.self_ask.bridge_nudge`), taken if it names the bridge and
-    is new; else no follow-up, and the end stands."""
+    is new; else no follow-up, and the end stands. ``said`` begins the note (why it goes on)."""
     answer = str(hops[0]["answer"])
-    said = f"Self-Ask ended on the first hop's answer {answer!r}, which answers only {hops[0]['question']!r}"
+    said = said or f"Self-Ask ended on the first hop's answer {answer!r}, which answers only {hops[0]['question']!r}"
     if rest := new_rest(question, hops, asked):
         return rest, f"{said}; asked instead what the question still asks: {rest!r}"
     nudge = HumanMessage(bridge_nudge(answer, hops[0]["question"]))
@@ -131,6 +131,20 @@ def past_bridge(
     if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question):
         return text, f"{said}; asked for the next step, it asked {text!r}"
     return "", f"{said}; no next step was found, so it stands"
+
+
+def going_on(state: dict[str, Any], config: RunnableConfig, cfg: Configuration) -> tuple[str, str]:
+    """(the next follow-up, a note) for a chain of one hop that asked only part of the question, when
+    the judge doubts the final answer it led to (``unfit_answer=go_on``): the step :func:`past_bridge`
+    finds after Self-Ask's end; ("", "") for any other chain."""
+    question, hops = state["question"], state.get("hops") or []
+    if len(hops) != 1 or whole_chain(question, hops) != 0.0 or cfg.max_hops < 2:
+        return "", ""
+    demos = retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
+    ended = str(state.get("draft_answer") or state.get("answer") or "")
+    messages = [*self_ask_messages(question, [(hops[0]["question"], hops[0]["answer"])], demos), AIMessage(f"{FINAL} {ended}")]
+    said = f"the final answer {state.get('answer')!r} does not answer the question, and its chain asked only {hops[0]['question']!r}"
+    return past_bridge(question, hops, messages, config, cfg, {normalize_answer(hops[0]["question"])}, said)
 
 
 _SAID = {

@@ -1,0 +1,90 @@
+"""The final answer checked against the whole question (with ``hop_support``): the LLM judges
+whether it answers the question, given the chain's steps (``answer_fits``, P(yes); 0 for no
+answer), and the chain's weakest link, that or its weakest hop's support (``chain_support``), is
+kept for the confidence step.
+
+With ``unfit_answer``, the judge's doubt acts (P(yes) < 0.5; on dev 1-100 all 13 such answers
+were wrong). 'choose': the other answers the graph found are judged the same way (the last hop's,
+Self-Ask's own, the other chains'; never a bridge, an answer a later step built on), and the one
+that fits best replaces it when it fits. 'go_on': a chain of one hop that asked only part of the
+question (it ended on the hidden name it found first) goes one step further, once
+(:func:`sunar.nodes.decompose.going_on`): the graph goes back to ``retrieve`` and the final step
+answers again from the longer chain. 'both': choose, else go on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sunar.configuration import Configuration
+from sunar.models.llm import LLM
+from sunar.nodes.decompose import going_on
+from sunar.prompts.support import LABELS, fits_messages, p_yes
+from sunar.resources import resources
+from sunar.signals import agrees, chain_support, hop_support, known, whole_chain
+from sunar.text import normalize_answer
+from sunar.usage import node
+
+#: Below this P(yes), the judge says the answer does not answer the question.
+FITS = 0.5
+
+
+def fits(llm: LLM, state: dict[str, Any], answer: str) -> float | None:
+    """P(``answer`` answers the whole question, given the chain's steps), as the LLM judges it (0.0
+    for no answer, None for a reply neither yes nor no)."""
+    if not known(answer):
+        return 0.0
+    steps = [(str(h["question"]), str(h["answer"])) for h in state.get("hops") or []]
+    return p_yes(llm.judge(fits_messages(state["question"], steps, answer), LABELS))
+
+
+def judged(state: dict[str, Any], answer_fits: float | None) -> dict[str, float | None]:
+    """The signals the check gives: ``answer_fits`` and ``chain_support``."""
+    return {"answer_fits": answer_fits, "chain_support": chain_support(hop_support(state.get("hops") or []), answer_fits)}
+
+
+def conclusions(question: str, hops: list[dict[str, Any]], draft: str) -> list[str]:
+    """What a chain concluded (its last hop's answer, then Self-Ask's own) that is not one of its
+    bridges: the answers of its hops but the last, and the last's when the chain is one hop that
+    asked only part of the question."""
+    bridges = hops if hops and not whole_chain(question, hops) else hops[:-1]
+    said = {normalize_answer(str(h["answer"])) for h in bridges}
+    return [a for a in (str(hops[-1]["answer"]) if hops else "", draft) if known(a) and normalize_answer(a) not in said]
+
+
+def alternatives(state: dict[str, Any]) -> list[str]:
+    """The other answers the graph found, once each: the followed chain's conclusions, then the other
+    finished chains' (:func:`conclusions`), leaving out those that agree with the final answer."""
+    question, answer = state["question"], str(state.get("answer") or "")
+    found = conclusions(question, state.get("hops") or [], str(state.get("draft_answer") or ""))
+    for chain in state.get("chains") or []:
+        found += conclusions(question, chain["hops"], chain["draft_answer"]) if chain["status"] == "done" else []
+    unique: dict[str, str] = {}
+    for a in found:
+        unique.setdefault(normalize_answer(a), a)
+    return [a for a in unique.values() if not agrees(answer, a)]
+
+
+@node("check")
+def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    cfg = Configuration.from_runnable_config(config)
+    if cfg.hop_support == "off":
+        return {}
+    llm, answer = resources(config).llm, str(state.get("answer") or "")
+    p = fits(llm, state, answer)
+    if cfg.unfit_answer == "keep" or p is None or p >= FITS:
+        return {"judged": judged(state, p)}
+    if cfg.unfit_answer in ("choose", "both"):
+        scored = [(q, a) for a in alternatives(state) if (q := fits(llm, state, a)) is not None]
+        best = max(scored, key=lambda s: s[0], default=None)
+        if best is not None and best[0] >= FITS:
+            note = f"the judge doubted the final answer {answer!r} (p = {p:.2f}); {best[1]!r} answers the question (p = {best[0]:.2f})"
+            return {"answer": best[1], "judged": judged(state, best[0]), "notes": [note]}
+    if cfg.unfit_answer in ("go_on", "both") and not state.get("went_on"):
+        step, note = going_on(state, config, cfg)
+        if step:
+            chains, chosen = list(state.get("chains") or []), state.get("chosen")
+            rest = [c for i, c in enumerate(chains) if i != chosen]  # the chain goes on: it is done again when it ends
+            return {"sub_question": step, "went_on": True, "chains": rest, "chosen": None, "draft_answer": "", "notes": [note]}
+    return {"judged": judged(state, p)}

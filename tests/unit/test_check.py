@@ -1,0 +1,125 @@
+"""The check of the final answer against the whole question, and what a doubted answer does
+(``unfit_answer``): another answer the graph found replaces it, or its chain of one hop goes on,
+with a scripted LLM whose judge says yes or no per answer."""
+
+import re
+
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm
+from sunar.graph import build_graph, describe_step
+from sunar.nodes.check import alternatives, conclusions, fits, judged
+from sunar.prompts import support
+
+QUESTION = "Where was the director of Ronnie Rocket born?"
+CORPUS = docs(
+    ("rr", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch, with a part for Mel Brooks."),
+    ("dl", "David Lynch", "David Lynch was born in Missoula, Montana, on January 20, 1946."),
+)
+RANKINGS = {"Who directed Ronnie Rocket?": [("rr", 3.0)], "Where was David Lynch born?": [("dl", 3.0)]}
+HOPS = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+
+
+def one_hop(prompt: str) -> str:
+    """Self-Ask that stops on its bridge: one follow-up, then the hop's answer as the final one;
+    asked for the next step about the bridge, it asks where he was born."""
+    if "answers only" in prompt:
+        return "Follow up: Where was David Lynch born?"
+    found = re.findall(r"Intermediate answer: (.*)", prompt.rsplit("Question:", 1)[1])
+    return f"So the final answer is: {found[-1]}" if found else "Follow up: Who directed Ronnie Rocket?"
+
+
+def two_hops(prompt: str) -> str:
+    found = re.findall(r"Intermediate answer: (.*)", prompt.rsplit("Question:", 1)[1])
+    if len(found) < 2:
+        return "Follow up: " + ("Where was David Lynch born?" if found else "Who directed Ronnie Rocket?")
+    return f"So the final answer is: {found[-1]}"
+
+
+def checked(self_ask, mer_answers, fitting=(), variant="sunar", **config):
+    """The graph with the judge saying yes to the answers in ``fitting`` (and to every hop's
+    support); MER gives ``mer_answers`` in turn, the last one from then on."""
+    given = iter(mer_answers)
+    last = [mer_answers[-1]]
+
+    def answer(question, i):
+        if question.startswith("FITS:"):
+            return "yes" if question.split(" = ", 1)[1] in fitting else "no"
+        if question.startswith("SUPPORT:"):
+            return "yes"
+        if question.startswith("MER:"):
+            last[0] = next(given, last[0])
+            return last[0]
+        return HOPS.get(question, "unknown")
+
+    llm = scripted_llm(self_ask, answer)
+    res = resources(llm, TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": "judge", **config}
+    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
+
+
+def judged_answers(llm) -> list[str]:
+    return [re.findall(r"Proposed answer: (.*)", c)[-1] for c in llm.judge_calls if c.startswith(support.FITS_SYSTEM)]
+
+
+def test_a_doubted_answer_gives_way_to_another_answer_found_that_fits():
+    out, llm = checked(two_hops, ["Montana"], fitting={"Missoula"}, unfit_answer="choose")
+    assert out["answer"] == "Missoula" and out["signals"]["answer_fits"] == 1.0 and out["signals"]["chain_support"] == 1.0
+    assert judged_answers(llm) == ["Montana", "Missoula"]  # the last hop's answer and Self-Ask's own are one
+    assert any("the judge doubted the final answer 'Montana' (p = 0.00); 'Missoula' answers the question" in n for n in out["notes"])
+    kept, llm = checked(two_hops, ["Montana"], fitting=(), unfit_answer="choose")  # nothing else fits: the answer stands
+    assert kept["answer"] == "Montana" and kept["signals"]["answer_fits"] == 0.0 and judged_answers(llm) == ["Montana", "Missoula"]
+    fitting, llm = checked(two_hops, ["Montana"], fitting={"Montana", "Missoula"}, unfit_answer="choose")  # not doubted: no other judged
+    assert fitting["answer"] == "Montana" and judged_answers(llm) == ["Montana"]
+    off, llm = checked(two_hops, ["Montana"], fitting={"Missoula"})  # keep (the default): judged, never acted on
+    assert off["answer"] == "Montana" and off["signals"]["answer_fits"] == 0.0 and judged_answers(llm) == ["Montana"]
+
+
+def test_a_doubted_answer_of_a_chain_that_stopped_on_its_bridge_goes_one_step_further():
+    for mode in ("go_on", "both"):  # both: the chain's only other answer is its bridge, so nothing to choose; it goes on
+        out, llm = checked(one_hop, ["David Lynch", "Missoula"], fitting={"Missoula"}, unfit_answer=mode)
+        assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+        assert out["answer"] == "Missoula" and out["signals"]["answer_fits"] == 1.0 and judged_answers(llm) == ["David Lynch", "Missoula"]
+        assert len(out["chains"]) == 1 and out["chosen"] == 0 and len(out["chains"][0]["hops"]) == 2  # one chain, gone on
+        assert any("the final answer 'David Lynch' does not answer the question" in n for n in out["notes"])
+    again, llm = checked(one_hop, ["David Lynch", "Montana"], fitting=(), unfit_answer="go_on")  # still doubted: it goes on once only
+    assert len(again["hops"]) == 2 and again["answer"] == "Montana" and judged_answers(llm) == ["David Lynch", "Montana"]
+    stays, _ = checked(one_hop, ["David Lynch"], fitting=(), unfit_answer="choose")  # choose alone never goes on
+    assert len(stays["hops"]) == 1 and stays["answer"] == "David Lynch"
+    longer, _ = checked(two_hops, ["Montana"], fitting=(), unfit_answer="go_on")  # a chain of two hops does not go on
+    assert len(longer["hops"]) == 2 and longer["answer"] == "Montana"
+    capped, _ = checked(one_hop, ["David Lynch"], fitting=(), unfit_answer="go_on", max_hops=1)
+    assert len(capped["hops"]) == 1
+
+
+def test_self_ask_goes_on_too_and_answers_from_the_longer_chain():
+    out, _ = checked(one_hop, ["unused"], fitting={"Missoula"}, unfit_answer="go_on", variant="self_ask")
+    assert len(out["hops"]) == 2 and out["answer"] == "Missoula"
+
+
+def test_the_checks_steps_are_shown():
+    assert describe_step("check", {"sub_question": "Where was David Lynch born?"}, {}) == (
+        "the answer does not answer the question; its chain goes on: Where was David Lynch born?")
+    assert describe_step("check", {"answer": "Missoula"}, {}) == "the answer does not answer the question; another found does: Missoula"
+    assert describe_step("check", {"judged": {"answer_fits": 0.9}}, {}) is None  # the confidence line shows the judge
+
+
+def test_the_other_answers_found_leave_out_bridges_repeats_and_agreeing_ones():
+    lynch, born = {"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"}, {"question": "Where was David Lynch born?", "answer": "Missoula"}
+    assert conclusions(QUESTION, [lynch, born], "Missoula, Montana") == ["Missoula", "Missoula, Montana"]
+    assert conclusions(QUESTION, [lynch, born], "David Lynch") == ["Missoula"]  # a bridge
+    assert conclusions(QUESTION, [lynch], "David Lynch") == []  # one hop that asked part of the question: its answer is a bridge
+    assert conclusions(QUESTION, [{"question": QUESTION, "answer": "Missoula"}], "unknown") == ["Missoula"]  # it asked the whole question
+    assert conclusions(QUESTION, [], "") == []
+    other = {"hops": [{"question": "Who directed Ronnie Rocket?", "answer": "Mel Brooks"}, {"question": "Where was Mel Brooks born?", "answer": "Brooklyn"}],
+             "draft_answer": "", "status": "done", "answer": "Brooklyn", "weight": 0.3}
+    state = {"question": QUESTION, "answer": "Montana", "hops": [lynch, born], "draft_answer": "missoula",
+             "chains": [other, {**other, "status": "open", "hops": [], "draft_answer": "Queens"}]}
+    assert alternatives(state) == ["Missoula", "Brooklyn"]  # "missoula" is Missoula again; an open chain has concluded nothing
+    assert alternatives({**state, "answer": "Missoula, Montana"}) == ["Brooklyn"]
+
+
+def test_no_answer_fits_nothing_without_a_call_and_the_weakest_link_is_kept():
+    silent = scripted_llm(one_hop, lambda q, i: "yes")
+    assert fits(silent, {"question": QUESTION, "hops": []}, "unknown") == 0.0 and silent.judge_calls == []
+    hops = [{"support": 0.7}, {"support": 0.9}]
+    assert judged({"hops": hops}, 0.8) == {"answer_fits": 0.8, "chain_support": 0.7}
+    assert judged({"hops": hops}, None) == {"answer_fits": None, "chain_support": 0.7}
