@@ -41,7 +41,7 @@ from benchmarks.results_stored import (
     rescoring_table,
     scale_table,
 )
-from benchmarks.subsets import complete, final_from_hop, past_bridge_can_act, replayed, ruled
+from benchmarks.subsets import final_from_hop, ruled
 from sunar.trust import COMBINED, FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,13 +74,6 @@ S_LOOPS, DEMOS_LOOPS = f"{S_FOCUS}+end_loops=true", f"{DEMOS_FOCUS}+end_loops=tr
 S_WHOLE = f"{S_LOOPS}+whole_answers=true"
 S_REWRITE, DEMOS_REWRITE = f"{S_LOOPS}+rewrite_repeats=true", f"{DEMOS_LOOPS}+rewrite_repeats=true"
 S_NOT_BRIDGE = f"{S_LOOPS}+final_not_bridge=true"
-#: ``past_bridge``'s reruns (benchmarks/subsets.py): the questions it can act on, each graph's run again
-#: with it off and on; the first runs' records stand for the rest.
-PAST_DEV = {"Self-Ask": "dev100-past-bridge-D-qwen1.5b-cpu", "S": "dev100-past-bridge-S-qwen1.5b-cpu"}
-PAST_CONFIRM = {"Self-Ask": "confirm-past-bridge-D-qwen1.5b-cpu", "S": "confirm-past-bridge-S-qwen1.5b-cpu"}
-PAST_BASE = {"Self-Ask": DEMOS_LOOPS, "S": S_LOOPS}
-#: S with each hop's extra answers read from its documents one at a time (``hop_reading=documents``).
-HOP_DEV, S_DOCS = "dev100-hop-reading-qwen1.5b-cpu", f"{S_LOOPS}+hop_reading=documents"
 #: S with each hop's answer judged against the pages it read (``hop_support``), and read again when not.
 SUPPORT_DEV, S_JUDGE, S_REREAD = "dev100-hop-support-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=judge", f"{S_LOOPS}+hop_support=reread"
 #: The same judged S, its final answer also judged against the question (``answer_fits``, ``chain_support``):
@@ -150,26 +143,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         variants = variants or (DEMOS, S)
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
-    def past_whole(reruns: dict[str, str], first: Records, graph: str) -> Records | None:
-        """``graph``'s records for every question of ``first`` with ``past_bridge`` off and on, or None
-        until its rerun holds every question the switch can act on (:func:`benchmarks.subsets.replayed`)."""
-        base, again = PAST_BASE[graph], run(reruns[graph])
-        if not complete(first, again, base, f"{base}+past_bridge=true", past_bridge_can_act):
-            return None
-        return [r for v in (base, f"{base}+past_bridge=true") for r in replayed(first, again, base, v, past_bridge_can_act)]
-
-    def past_rows(reruns: dict[str, str], first: Records, label: str) -> list[tuple[str, Records, str, str]]:
-        """Each graph's rerun (the questions ``past_bridge`` can act on, so far), then the whole of
-        ``first`` for the graphs whose rerun holds every such question."""
-        reran, whole = [], []
-        for graph, base in PAST_BASE.items():
-            switched, again = f"{base}+past_bridge=true", run(reruns[graph])
-            done, acts = len(paired(again, base, switched)) // 2, sum(map(past_bridge_can_act, of(first, base)))
-            reran.append((f"{graph}: {'the' if done == acts else f'{done} of the'} {acts} questions it can act on, run again", paired(again, base, switched), base, switched))
-            if (records := past_whole(reruns, first, graph)) is not None:
-                whole.append((f"{graph}: {label}", records, base, switched))
-        return [*reran, *whole]
-
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
@@ -206,16 +179,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("S: `rewrite_repeats` too", dev100(S_LOOPS, S_REWRITE), S_LOOPS, S_REWRITE),
                                  ("S: `final_not_bridge` too", dev100(S_LOOPS, S_NOT_BRIDGE), S_LOOPS, S_NOT_BRIDGE)],
                                 names=("before", "with the switch"))),
-        (f"S against Self-Ask with each new switch, dev 1-100: {where(ACTS, ACTS2)}",
-         lambda: headline_table([("both reading the named pages and ending loops", dev100(DEMOS_LOOPS, S_LOOPS), DEMOS_LOOPS, S_LOOPS),
-                                 ("both also with `rewrite_repeats`", dev100(DEMOS_REWRITE, S_REWRITE), DEMOS_REWRITE, S_REWRITE)],
-                                names=("Self-Ask", "S"))),
-        (f"`past_bridge` off and on, dev 1-100: {where(ACTS, ACTS2, *PAST_DEV.values())}",
-         lambda: headline_table(past_rows(PAST_DEV, dev100(DEMOS_LOOPS, S_LOOPS), "dev 1-100"), names=("off", "on"))),
-        (f"`past_bridge` off and on, the confirmation, dev 101-217: {where(CONFIRM, *PAST_CONFIRM.values())}",
-         lambda: headline_table(past_rows(PAST_CONFIRM, paired(run(CONFIRM), DEMOS_LOOPS, S_LOOPS), "dev 101-217"), names=("off", "on"))),
-        (f"A hop's extra answers sampled or read from each document alone, S, dev 1-100: {where(HOP_DEV)}",
-         lambda: answers_table(paired(run(HOP_DEV), S_LOOPS, S_DOCS), [S_LOOPS, S_DOCS], base=S_LOOPS)),
         (f"Each hop's answer judged against its pages, and read again when not, S, dev 1-100: {where(SUPPORT_DEV)}",
          lambda: answers_table(paired(run(SUPPORT_DEV), S_LOOPS, S_JUDGE, S_REREAD), [S_LOOPS, S_JUDGE, S_REREAD], base=S_LOOPS)),
         (f"The last hop's supported answer instead of a final answer that differs (replayed: no call), S, dev 1-100: {where(SUPPORT_DEV)}",
