@@ -149,3 +149,22 @@ def chain_table(columns: Sequence[tuple[str, Records]]) -> str:
             ["answers judged not to answer the question (`answer_fits` < 0.5): n (right)", *(s["no"] for s in stats)],
             ["the S calibration's signals (`COMBINED` and `whole_chain`), 5-fold CV", *(fmt(s["shipped"]) for s in stats)]]
     return table(header, body)
+
+
+#: How a doubted final answer acted (``unfit_answer``), by the note the check left in the record.
+ACTED = (("another answer found replaced it (`choose`)", "the judge doubted the final answer "),
+         ("its chain of one hop went one step further (`go_on`)", "does not answer the question, and its chain asked only "))
+
+
+def acted_table(columns: Sequence[tuple[str, Records]]) -> str:
+    """What the answers the judge doubted became (``unfit_answer``): how many were replaced by another
+    answer found or went one step further, and how many of those ended right; then the answers still
+    judged not to answer the question."""
+    header, body = ["", *(label for label, _ in columns)], []
+    rows_of = [[r for r in rows if not r.get("error")] for _, rows in columns]
+    for name, said in ACTED:
+        acted = [[r for r in rows if any(said in n for n in r.get("notes") or [])] for rows in rows_of]
+        body.append([f"{name}: n (right)", *(f"{len(a)} ({int(correct(a).sum()) if a else 0})" for a in acted)])
+    still = [[r for r in rows if (r["signals"].get("answer_fits") is not None and r["signals"]["answer_fits"] < 0.5)] for rows in rows_of]
+    body.append(["answers still judged not to answer the question: n (right)", *(f"{len(s)} ({int(correct(s).sum()) if s else 0})" for s in still)])
+    return table(header, [["answers (right)", *(f"{len(rows)} ({int(correct(rows).sum()) if rows else 0})" for rows in rows_of)], *body])

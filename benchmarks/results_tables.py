@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.results_confidence import calibrated_table, chain_table, signals_table, support_table
+from benchmarks.results_confidence import acted_table, calibrated_table, chain_table, signals_table, support_table
 from benchmarks.results_render import (
     answers_table,
     branching_table,
@@ -79,6 +79,10 @@ SUPPORT_DEV, S_JUDGE, S_REREAD = "dev100-hop-support-qwen1.5b-cpu", f"{S_LOOPS}+
 #: The same judged S, its final answer also judged against the question (``answer_fits``, ``chain_support``):
 #: dev 1-100 replayed from the run above's LLM cache, and the confirmation (S only: Self-Ask's answers are CONFIRM's).
 CHAIN_DEV, CHAIN_CONFIRM = "dev100-chain-support-qwen1.5b-cpu", "confirm-chain-support-qwen1.5b-cpu"
+#: The judged S where a doubted final answer acts (``unfit_answer=both``): dev 1-100 replayed from CHAIN_DEV's cache.
+UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
+#: ... and its confirmation on dev 101-217 (S only, replayed from CHAIN_CONFIRM's cache where that had run).
+UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -109,6 +113,14 @@ def judged_confirmation(run: Callable[[str], Records]) -> Records:
     judged = of(run(CHAIN_CONFIRM), S_JUDGE)
     asked = {r["id"] for r in judged}
     return [*(r for r in of(run(CONFIRM), DEMOS_LOOPS) if r["id"] in asked), *judged, *ruled(run(CHAIN_CONFIRM), S_JUDGE, "final_from_hop=true", final_from_hop)]
+
+
+def unfit_confirmation(run: Callable[[str], Records]) -> Records:
+    """S where a doubted answer acts, on the confirmation, with Self-Ask's answers to the same questions
+    from the first confirmation run and S with the judge alone where it ran."""
+    acting = of(run(UNFIT_CONFIRM), S_UNFIT)
+    asked = {r["id"] for r in acting}
+    return [*(r for r in [*of(run(CONFIRM), DEMOS_LOOPS), *of(run(CHAIN_CONFIRM), S_JUDGE)] if r["id"] in asked), *acting]
 
 
 def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, str | None]]:
@@ -191,6 +203,14 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The probability shown with the judge, fitted on dev 1-100, scored on the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
          lambda: calibrated_table([(label, of(run(CHAIN_DEV), S_JUDGE), of(run(CHAIN_CONFIRM), S_JUDGE), {"features": features})
                                    for label, features in (("`chain_support` alone (shipped)", ["chain_support"]), ("the S calibration's signals", [*COMBINED, "whole_chain"]))])),
+        (f"A doubted answer acts (`unfit_answer=both`: another answer found that fits, or the chain of one hop goes on), S with the judge, dev 1-100: {where(CHAIN_DEV, UNFIT_DEV)}",
+         lambda: answers_table([*of(run(CHAIN_DEV), S_JUDGE), *of(run(UNFIT_DEV), S_UNFIT)], [S_JUDGE, S_UNFIT], base=S_JUDGE)),
+        (f"What the doubted answers became, S with `unfit_answer=both`: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
+         lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
+        (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
+         lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"The probability shown where a doubted answer acts, fitted on dev 1-100, scored on the confirmation: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
+         lambda: calibrated_table([("`chain_support` alone (shipped)", of(run(UNFIT_DEV), S_UNFIT), of(run(UNFIT_CONFIRM), S_UNFIT), {"features": ["chain_support"]})])),
         (f"The confirmation with the judge: S against Self-Ask (its answers from the first confirmation), and `final_from_hop` replayed: {where(CONFIRM, CHAIN_CONFIRM)}",
          lambda: answers_table(judged_confirmation(run), [DEMOS_LOOPS, S_JUDGE, f"{S_JUDGE}+final_from_hop=true"], base=DEMOS_LOOPS)),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),

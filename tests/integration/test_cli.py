@@ -58,6 +58,8 @@ def test_models_lists_what_auto_uses():
     assert "sunar-embedded-qwen2.5-1.5b.json (fitted on 100 labelled answers of sunar" in shipped
     judged = next(line for line in result.stdout.splitlines() if "sunar-hop-support-embedded" in line)  # its own switch named
     assert judged.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=judge ")
+    acting = next(line for line in result.stdout.splitlines() if "sunar-unfit-answer-embedded" in line)
+    assert acting.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=judge, unfit_answer=both ")
 
 
 def no_network_prefix() -> list[str] | None:

@@ -240,3 +240,21 @@ def test_chain_table_rates_the_answers_judge_and_the_weakest_link_beside_the_wea
     assert "| AUROC alone: **the least of the two (`chain_support`)** | **0.83** |" in lines  # 0.4, 0.3, 0.7 against 0.3: a tie counts half
     assert "| mean `answer_fits`: right / wrong answers | 0.67 / 0.30 |" in lines
     assert "| answers judged not to answer the question (`answer_fits` < 0.5): n (right) | 2 (1) |" in lines
+
+
+def test_acted_table_counts_what_the_doubted_answers_became_by_the_checks_notes(records):
+    from benchmarks.results_confidence import acted_table
+
+    rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1, q2, q3; wrong: q4
+    notes = {"q1": ["the judge doubted the final answer 'Lyon' (p = 0.20); 'Paris, France' answers the question (p = 0.90)"],
+             "q2": ["the final answer 'Bob' does not answer the question, and its chain asked only 'Who is X?'; asked ..."],
+             "q4": ["the judge doubted the final answer 'Turin' (p = 0.10); 'Milan' answers the question (p = 0.60)"]}
+    for r in rows:
+        r["notes"] = notes.get(r["id"], [])
+        r["signals"]["answer_fits"] = 0.2 if r["id"] == "q3" else 0.9
+    lines = acted_table([("dev", rows), ("none", [])]).splitlines()
+    assert lines[0] == "|  | dev | none |"
+    assert "| answers (right) | 4 (3) | 0 (0) |" in lines
+    assert "| another answer found replaced it (`choose`): n (right) | 2 (1) | 0 (0) |" in lines
+    assert "| its chain of one hop went one step further (`go_on`): n (right) | 1 (1) | 0 (0) |" in lines
+    assert "| answers still judged not to answer the question: n (right) | 1 (1) | 0 (0) |" in lines

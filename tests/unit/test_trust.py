@@ -253,14 +253,18 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     # fitted before the cpu profile turned the switches on: a field its run did not record is at the default it ran with
     why = trust.choose("auto", "sunar_r", defaults, corpus, Configuration.as_recorded)[1]
     assert "sunar_r-embedded-qwen2.5-1.5b.json was fitted with other settings: asu_batches=False (fitted with True)" in why
-    # S with each hop judged against its pages and its answer against the question: its own calibration, fitted on
-    # dev 1-100 on the chain's weakest link alone
-    [hops] = judged
-    assert trust.graph_of(hops) == "sunar" and hops["fitted_on"] == 100 and hops["features"] == ["chain_support"]
-    assert hops["runs"] == ["dev100-chain-support-qwen1.5b-cpu"]
+    # S with each hop judged against its pages and its answer against the question, and the same where a doubted
+    # answer acts (unfit_answer=both): each its own calibration, fitted on dev 1-100 on the chain's weakest link alone
+    hops, unfit = sorted(judged, key=lambda c: c["configuration"].get("unfit_answer", "keep") != "keep")
+    for calibration, run in ((hops, "dev100-chain-support-qwen1.5b-cpu"), (unfit, "dev100-unfit-qwen1.5b-cpu")):
+        assert trust.graph_of(calibration) == "sunar" and calibration["fitted_on"] == 100 and calibration["features"] == ["chain_support"]
+        assert calibration["runs"] == [run]
     assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge"}, corpus, Configuration.as_recorded) == (hops, "")
+    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge", "unfit_answer": "both"}, corpus, Configuration.as_recorded) == (unfit, "")
+    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge", "unfit_answer": "choose"}, corpus, Configuration.as_recorded)[0] is None
     assert trust.choose("auto", "sunar", {**defaults, "hop_support": "reread"}, corpus, Configuration.as_recorded)[0] is None
     assert trust.own_settings(hops, CPU_PROFILE) == ["hop_support=judge"] and trust.own_settings(shipped["sunar"], CPU_PROFILE) == []
+    assert trust.own_settings(unfit, CPU_PROFILE) == ["hop_support=judge", "unfit_answer=both"]
     sunar = shipped["sunar"]
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
     unsure = trust.judge({"agreement": 0.0, "semantic_entropy": 1.1, "sets": 3, "chain_agrees": 0.0}, sunar)
