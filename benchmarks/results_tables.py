@@ -123,6 +123,13 @@ def unfit_confirmation(run: Callable[[str], Records]) -> Records:
     return [*(r for r in [*of(run(CONFIRM), DEMOS_LOOPS), *of(run(CHAIN_CONFIRM), S_JUDGE)] if r["id"] in asked), *acting]
 
 
+def unfit_computed(run: Callable[[str], Records]) -> Records:
+    """S where a doubted answer acts on the confirmation questions S with the judge alone never ran
+    (its own calls computed, not replayed from that run's cache)."""
+    replayed = {r["id"] for r in run(CHAIN_CONFIRM)}
+    return [r for r in run(UNFIT_CONFIRM) if r["id"] not in replayed]
+
+
 def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, str | None]]:
     """(caption, table) for every table of RESULTS.md, in its order (table None: skipped, with why)."""
     runs: dict[str, Records] = {}
@@ -209,6 +216,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
         (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
          lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"Wall seconds by node, S where a doubted answer acts, the confirmation questions computed in the run (not replayed): {where(CHAIN_CONFIRM, UNFIT_CONFIRM)}",
+         lambda: node_table(unfit_computed(run), S_UNFIT)),
         (f"The probability shown where a doubted answer acts, fitted on dev 1-100, scored on the confirmation: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
          lambda: calibrated_table([("`chain_support` alone (shipped)", of(run(UNFIT_DEV), S_UNFIT), of(run(UNFIT_CONFIRM), S_UNFIT), {"features": ["chain_support"]})])),
         (f"The confirmation with the judge: S against Self-Ask (its answers from the first confirmation), and `final_from_hop` replayed: {where(CONFIRM, CHAIN_CONFIRM)}",
