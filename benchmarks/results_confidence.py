@@ -5,6 +5,7 @@ accuracy of the most trusted answers), recomputed from the signals the committed
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from benchmarks.results_render import fmt, table
 from benchmarks.results_runs import Records, correct
 from sunar.evals import calibration
+from sunar.evals.metrics import paired_comparison
 from sunar.signals import agrees
 from sunar.trust import COMBINED, FEATURES, signal_matrix
 
@@ -154,17 +156,34 @@ def chain_table(columns: Sequence[tuple[str, Records]]) -> str:
 #: How a doubted final answer acted (``unfit_answer``), by the note the check left in the record.
 ACTED = (("another answer found replaced it (`choose`)", "the judge doubted the final answer "),
          ("its chain of one hop went one step further (`go_on`)", "does not answer the question, and its chain asked only "))
+#: The answer the check doubted, as its first note quotes it.
+DOUBTED = re.compile(r"the (?:judge doubted the )?final answer (['\"])(.*?)\1 (?:\(p =|does not answer)")
+
+
+def doubted(record: dict[str, Any]) -> str | None:
+    """The final answer before the check acted on it (None: it did not act)."""
+    return next((m.group(2) for n in record.get("notes") or [] if (m := DOUBTED.search(n))), None)
 
 
 def acted_table(columns: Sequence[tuple[str, Records]]) -> str:
     """What the answers the judge doubted became (``unfit_answer``): how many were replaced by another
-    answer found or went one step further, and how many of those ended right; then the answers still
-    judged not to answer the question."""
-    header, body = ["", *(label for label, _ in columns)], []
+    answer found or went one step further, how many of those are right now and were right before
+    (the answer the check doubted, scored against the gold), the two compared by a sign test, and
+    the answers still judged not to answer the question."""
     rows_of = [[r for r in rows if not r.get("error")] for _, rows in columns]
+    body = [["answers (right)", *(f"{len(rows)} ({int(correct(rows).sum()) if rows else 0})" for rows in rows_of)]]
     for name, said in ACTED:
         acted = [[r for r in rows if any(said in n for n in r.get("notes") or [])] for rows in rows_of]
-        body.append([f"{name}: n (right)", *(f"{len(a)} ({int(correct(a).sum()) if a else 0})" for a in acted)])
+        body.append([f"{name}: n (right now; right before)", *(f"{len(a)} ({_right(a)}; {_right(a, before=True)})" for a in acted)])
+    changed = [[r for r in rows if doubted(r) is not None] for rows in rows_of]
+    compared = [paired_comparison(list(correct(c)), list(correct([{**r, "answer": doubted(r)} for r in c]))) if c else None for c in changed]
+    body.append(["acting against keeping the doubted answer: wins / losses (sign test p)",
+                 *(f"{c['wins']} / {c['losses']} (p = {c['p']:.2f})" if c else "-" for c in compared)])
     still = [[r for r in rows if (r["signals"].get("answer_fits") is not None and r["signals"]["answer_fits"] < 0.5)] for rows in rows_of]
-    body.append(["answers still judged not to answer the question: n (right)", *(f"{len(s)} ({int(correct(s).sum()) if s else 0})" for s in still)])
-    return table(header, [["answers (right)", *(f"{len(rows)} ({int(correct(rows).sum()) if rows else 0})" for rows in rows_of)], *body])
+    body.append(["answers still judged not to answer the question: n (right)", *(f"{len(s)} ({_right(s)})" for s in still)])
+    return table(["", *(label for label, _ in columns)], body)
+
+
+def _right(records: Records, before: bool = False) -> int:
+    """How many of ``records`` are right (cover-EM); ``before``: their doubted answers instead."""
+    return int(correct([{**r, "answer": doubted(r)} for r in records] if before else records).sum()) if records else 0

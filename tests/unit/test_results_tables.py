@@ -243,18 +243,20 @@ def test_chain_table_rates_the_answers_judge_and_the_weakest_link_beside_the_wea
 
 
 def test_acted_table_counts_what_the_doubted_answers_became_by_the_checks_notes(records):
-    from benchmarks.results_confidence import acted_table
+    from benchmarks.results_confidence import acted_table, doubted
 
     rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1, q2, q3; wrong: q4
     notes = {"q1": ["the judge doubted the final answer 'Lyon' (p = 0.20); 'Paris, France' answers the question (p = 0.90)"],
-             "q2": ["the final answer 'Bob' does not answer the question, and its chain asked only 'Who is X?'; asked ..."],
-             "q4": ["the judge doubted the final answer 'Turin' (p = 0.10); 'Milan' answers the question (p = 0.60)"]}
+             "q2": ["the final answer '1875 AD' does not answer the question, and its chain asked only 'Who is X?'; asked ..."],
+             "q4": ['the judge doubted the final answer "Rome\'s" (p = 0.10); \'Milan\' answers the question (p = 0.60)']}
     for r in rows:
         r["notes"] = notes.get(r["id"], [])
         r["signals"]["answer_fits"] = 0.2 if r["id"] == "q3" else 0.9
+    assert [doubted(r) for r in rows] == ["Lyon", "1875 AD", None, "Rome's"]
     lines = acted_table([("dev", rows), ("none", [])]).splitlines()
     assert lines[0] == "|  | dev | none |"
     assert "| answers (right) | 4 (3) | 0 (0) |" in lines
-    assert "| another answer found replaced it (`choose`): n (right) | 2 (1) | 0 (0) |" in lines
-    assert "| its chain of one hop went one step further (`go_on`): n (right) | 1 (1) | 0 (0) |" in lines
+    assert "| another answer found replaced it (`choose`): n (right now; right before) | 2 (1; 1) | 0 (0; 0) |" in lines
+    assert "| its chain of one hop went one step further (`go_on`): n (right now; right before) | 1 (1; 1) | 0 (0; 0) |" in lines
+    assert "| acting against keeping the doubted answer: wins / losses (sign test p) | 1 / 1 (p = 1.00) | - |" in lines  # q1 won, q4 lost
     assert "| answers still judged not to answer the question: n (right) | 1 (1) | 0 (0) |" in lines
