@@ -171,12 +171,12 @@ def acted_table(columns: Sequence[tuple[str, Records]]) -> str:
     (the answer the check doubted, scored against the gold), the two compared by a sign test, and
     the answers still judged not to answer the question."""
     rows_of = [[r for r in rows if not r.get("error")] for _, rows in columns]
-    body = [["answers (right)", *(f"{len(rows)} ({int(correct(rows).sum()) if rows else 0})" for rows in rows_of)]]
+    body = [["answers (right)", *(f"{len(rows)} ({_right(rows)})" for rows in rows_of)]]
     for name, said in ACTED:
         acted = [[r for r in rows if any(said in n for n in r.get("notes") or [])] for rows in rows_of]
-        body.append([f"{name}: n (right now; right before)", *(f"{len(a)} ({_right(a)}; {_right(a, before=True)})" for a in acted)])
+        body.append([f"{name}: n (right now; right before)", *(f"{len(a)} ({_right(a)}; {_right(_before(a))})" for a in acted)])
     changed = [[r for r in rows if doubted(r) is not None] for rows in rows_of]
-    compared = [paired_comparison(list(correct(c)), list(correct([{**r, "answer": doubted(r)} for r in c]))) if c else None for c in changed]
+    compared = [paired_comparison(list(correct(c)), list(correct(_before(c)))) if c else None for c in changed]
     body.append(["acting against keeping the doubted answer: wins / losses (sign test p)",
                  *(f"{c['wins']} / {c['losses']} (p = {c['p']:.2f})" if c else "-" for c in compared)])
     still = [[r for r in rows if (r["signals"].get("answer_fits") is not None and r["signals"]["answer_fits"] < 0.5)] for rows in rows_of]
@@ -184,6 +184,11 @@ def acted_table(columns: Sequence[tuple[str, Records]]) -> str:
     return table(["", *(label for label, _ in columns)], body)
 
 
-def _right(records: Records, before: bool = False) -> int:
-    """How many of ``records`` are right (cover-EM); ``before``: their doubted answers instead."""
-    return int(correct([{**r, "answer": doubted(r)} for r in records] if before else records).sum()) if records else 0
+def _before(records: Records) -> Records:
+    """The records with the answers the check doubted instead of their final ones."""
+    return [{**r, "answer": doubted(r)} for r in records]
+
+
+def _right(records: Records) -> int:
+    """How many of ``records`` are right (cover-EM)."""
+    return int(correct(records).sum()) if records else 0

@@ -133,6 +133,11 @@ def past_bridge(
     return "", f"{said}; no next step was found, so it stands"
 
 
+def demonstrations_for(question: str, cfg: Configuration) -> list[Demonstration]:
+    """The worked decompositions shown before ``question`` (``demonstrations``, from ``demonstration_pool``)."""
+    return retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
+
+
 def going_on(state: dict[str, Any], config: RunnableConfig, cfg: Configuration) -> tuple[str, str]:
     """(the next follow-up, a note) for a chain of one hop that asked only part of the question, when
     the judge doubts the final answer it led to (``unfit_answer=go_on``): the step :func:`past_bridge`
@@ -140,7 +145,7 @@ def going_on(state: dict[str, Any], config: RunnableConfig, cfg: Configuration) 
     question, hops = state["question"], state.get("hops") or []
     if len(hops) != 1 or whole_chain(question, hops) != 0.0 or cfg.max_hops < 2:
         return "", ""
-    demos = retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
+    demos = demonstrations_for(question, cfg)
     ended = str(state.get("draft_answer") or state.get("answer") or "")
     messages = [*self_ask_messages(question, [(hops[0]["question"], hops[0]["answer"])], demos), AIMessage(f"{FINAL} {ended}")]
     said = f"the final answer {state.get('answer')!r} does not answer the question, and its chain asked only {hops[0]['question']!r}"
@@ -175,7 +180,7 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     question, hops = state["question"], state.get("hops") or []
     if len(hops) >= cfg.max_hops:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
-    demos = retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
+    demos = demonstrations_for(question, cfg)
     if cfg.decomposition == "plan":
         return planned(state, config, cfg, demos)
     path = [(h["question"], h["answer"]) for h in hops]
