@@ -30,6 +30,11 @@ from sunar.usage import node
 FITS = 0.5
 
 
+def chose_note(doubted: str, p: float, found: str, q: float) -> str:
+    """The note left when ``found`` (P(yes) ``q``) replaced the doubted final answer (P(yes) ``p``)."""
+    return f"the judge doubted the final answer {doubted!r} (p = {p:.2f}); {found!r} answers the question (p = {q:.2f})"
+
+
 def fits(llm: LLM, state: dict[str, Any], answer: str) -> float | None:
     """P(``answer`` answers the whole question, given the chain's steps), as the LLM judges it (0.0
     for no answer, None for a reply neither yes nor no)."""
@@ -79,8 +84,7 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         scored = [(q, a) for a in alternatives(state) if (q := fits(llm, state, a)) is not None]
         best = max(scored, key=lambda s: s[0], default=None)
         if best is not None and best[0] >= FITS:
-            note = f"the judge doubted the final answer {answer!r} (p = {p:.2f}); {best[1]!r} answers the question (p = {best[0]:.2f})"
-            return {"answer": best[1], "judged": judged(state, best[0]), "notes": [note]}
+            return {"answer": best[1], "judged": judged(state, best[0]), "notes": [chose_note(answer, p, best[1], best[0])]}
     if cfg.unfit_answer in ("go_on", "both") and not state.get("went_on"):
         step, note = going_on(state, config, cfg)
         if step:

@@ -148,8 +148,13 @@ def going_on(state: dict[str, Any], config: RunnableConfig, cfg: Configuration) 
     demos = demonstrations_for(question, cfg)
     ended = str(state.get("draft_answer") or state.get("answer") or "")
     messages = [*self_ask_messages(question, [(hops[0]["question"], hops[0]["answer"])], demos), AIMessage(f"{FINAL} {ended}")]
-    said = f"the final answer {state.get('answer')!r} does not answer the question, and its chain asked only {hops[0]['question']!r}"
+    said = went_on_note(str(state.get("answer") or ""), str(hops[0]["question"]))
     return past_bridge(question, hops, messages, config, cfg, {normalize_answer(hops[0]["question"])}, said)
+
+
+def went_on_note(doubted: str, asked: str) -> str:
+    """How the note begins when the doubted final answer's chain of one hop (it asked only ``asked``) goes on."""
+    return f"the final answer {doubted!r} does not answer the question, and its chain asked only {asked!r}"
 
 
 _SAID = {

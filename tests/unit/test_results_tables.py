@@ -244,11 +244,13 @@ def test_chain_table_rates_the_answers_judge_and_the_weakest_link_beside_the_wea
 
 def test_acted_table_counts_what_the_doubted_answers_became_by_the_checks_notes(records):
     from benchmarks.results_confidence import acted_table, doubted
+    from sunar.nodes.check import chose_note
+    from sunar.nodes.decompose import went_on_note
 
     rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1, q2, q3; wrong: q4
-    notes = {"q1": ["the judge doubted the final answer 'Lyon' (p = 0.20); 'Paris, France' answers the question (p = 0.90)"],
-             "q2": ["the final answer '1875 AD' does not answer the question, and its chain asked only 'Who is X?'; asked ..."],
-             "q4": ['the judge doubted the final answer "Rome\'s" (p = 0.10); \'Milan\' answers the question (p = 0.60)']}
+    notes = {"q1": [chose_note("Lyon", 0.2, "Paris, France", 0.9)],  # the notes as the check writes them
+             "q2": [went_on_note("1875 AD", "Who is X?") + "; asked ..."],
+             "q4": [chose_note("Rome's", 0.1, "Milan", 0.6)]}
     for r in rows:
         r["notes"] = notes.get(r["id"], [])
         r["signals"]["answer_fits"] = 0.2 if r["id"] == "q3" else 0.9
