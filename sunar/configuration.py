@@ -259,7 +259,8 @@ class Configuration(Settings):
     )
     # --- confidence and trust -----------------------------------------------------------------
     confidence_samples: int = Field(
-        0, ge=0, le=100, description="Answers sampled to the original question for the final answer's confidence and signals; 0: m."
+        0, ge=0, le=100, description="Answers sampled to the original question for the final answer's confidence and signals; "
+        "0: m, and only when read (by the calibration in use, or as the agreement shown where none applies)."
     )
     answer_likelihood: bool = Field(
         False,

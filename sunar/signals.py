@@ -110,8 +110,9 @@ def named_pages(hops: Sequence[dict[str, Any]]) -> float | None:
     return round(sum(named) / len(named), 4)
 
 
-def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequence[int]], agreement: float) -> dict[str, Any]:
-    """The signals of the state's final answer; ``sets`` cluster [answer, *samples]."""
+def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequence[int]], agreement: float | None) -> dict[str, Any]:
+    """The signals of the state's final answer; ``sets`` cluster [answer, *samples] (none sampled:
+    agreement None, and no sets)."""
     answer = str(state.get("answer") or "")
     hops = state.get("hops") or []
     scores = sorted((float(e["score"]) for e in state.get("evidence") or []), reverse=True)
@@ -119,8 +120,8 @@ def signals(state: dict[str, Any], samples: Sequence[str], sets: Sequence[Sequen
     found = known(answer)
     return {
         "agreement": agreement,
-        "semantic_entropy": round(semantic_entropy(sets), 6) + 0.0,  # + 0.0: no -0.0
-        "sets": len(sets),
+        "semantic_entropy": round(semantic_entropy(sets), 6) + 0.0 if sets else None,  # + 0.0: no -0.0
+        "sets": len(sets) or None,
         "hop_agreement": hop_agreement(hops),
         "hop_support": hop_support(hops),
         "evidence_top": scores[0] if scores else None,

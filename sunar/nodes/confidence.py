@@ -1,11 +1,12 @@
 """The answer's confidence: m answers to the original question are sampled from the same
-evidence, and their agreement with the final answer (in its semantic set, or contained in it: small
-models often write the final answer as a sentence that a short sample cannot entail both ways) is
-one of the signals of :mod:`sunar.signals`. A calibration fitted for this graph, model, settings
-and corpus turns the signals into the number shown: the probability that the answer is right
-(:mod:`sunar.trust`). Where none applies, the agreement is shown for what it is, with the reason.
-Below ``min_trust`` the product says it does not know and gives its best guess. With
-``hop_support``, the check's judge of the answer (:mod:`sunar.nodes.check`) joins the signals."""
+evidence, when something reads them (:data:`SAMPLED`), and their agreement with the final answer
+(in its semantic set, or contained in it: small models often write the final answer as a sentence
+that a short sample cannot entail both ways) is one of the signals of :mod:`sunar.signals`. A
+calibration fitted for this graph, model, settings and corpus turns the signals into the number
+shown: the probability that the answer is right (:mod:`sunar.trust`). Where none applies, the
+agreement is shown for what it is, with the reason. Below ``min_trust`` the product says it does
+not know and gives its best guess. With ``hop_support``, the check's judge of the answer
+(:mod:`sunar.nodes.check`) joins the signals."""
 
 from __future__ import annotations
 
@@ -38,6 +39,24 @@ def answer_logprob(llm: LLM, messages: list[BaseMessage], answer: str) -> float 
         return None
 
 
+#: The signals read from answers sampled to the question: sampled only when read (by the calibration
+#: in use, or as the agreement shown where none applies), or when ``confidence_samples`` asks.
+SAMPLED = frozenset({"agreement", "semantic_entropy", "sets"})
+
+
+def agreement_of(state: dict[str, Any], messages: list[BaseMessage], cfg: Configuration, res: Any) -> tuple[list[str], list[list[int]], float]:
+    """(the m answers sampled from the final evidence, their semantic sets with the final answer
+    first, the share that agrees with it: in its set, or contained in it)."""
+    m = max(1, cfg.confidence_samples or cfg.samples)
+    replies = res.llm.sample(messages, m, temperature=cfg.temperature, **short_call(cfg))
+    samples = [read_answer(str(r.content)) for r in replies]
+    sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
+    same_set = set(next(s for s in sets if 0 in s)) - {0}
+    answer = f" {normalize_answer(state['answer'])} "
+    agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
+    return samples, [list(s) for s in sets], round(agreeing / m, 4)
+
+
 def corpus_of(index: Any) -> str | None:
     """The fingerprint of the corpus an index was built from (None: an index that does not say)."""
     return (getattr(index, "manifest", None) or {}).get("corpus_fingerprint")
@@ -55,20 +74,16 @@ def make_confidence(
         cfg = schema.from_runnable_config(config)
         read = {k: v for k, v in cfg.values().items() if k not in unread}
         res = resources(config)
-        m = max(1, cfg.confidence_samples or cfg.samples)
         messages = answer_messages(state["question"], state.get("evidence") or [])
-        replies = res.llm.sample(messages, m, temperature=cfg.temperature, **short_call(cfg))
-        samples = [read_answer(str(r.content)) for r in replies]
-        sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
-        same_set = set(next(s for s in sets if 0 in s)) - {0}
-        answer = f" {normalize_answer(state['answer'])} "
-        agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
-        agreement = round(agreeing / m, 4)
+        calibration, why_not = trust.choose(cfg.calibration, graph, read, corpus_of(res.index), schema.as_recorded)
+        if calibration and not cfg.confidence_samples and not SAMPLED & set(calibration["features"]):
+            samples, sets, agreement = [], [], None  # nothing reads them: no sampling
+        else:
+            samples, sets, agreement = agreement_of(state, messages, cfg, res)
         found = signals(state, samples, sets, agreement)
         found.update(state.get("judged") or {})  # the check's judge (hop_support; a baseline has none)
         if cfg.answer_likelihood:
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
-        calibration, why_not = trust.choose(cfg.calibration, graph, read, corpus_of(res.index), schema.as_recorded)
         if calibration:
             found.update(trust.held_signals(calibration, lambda: res.llm, state["question"], state["answer"]))
             verdict = trust.judge(found, calibration, cfg.min_trust)
@@ -81,7 +96,7 @@ def make_confidence(
             "confidence_basis": basis,
             "signals": found,
             **verdict,
-            "notes": [] if agreeing else ["no sampled answer agrees with the final answer"],
+            "notes": ["no sampled answer agrees with the final answer"] if agreement == 0 else [],
         }
 
     return confidence

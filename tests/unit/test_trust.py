@@ -17,11 +17,12 @@ MODEL = {"mean": [0.0] * len(trust.FEATURES), "scale": [1.0] * len(trust.FEATURE
          "coef": [2.0 if f == "agreement" else 1.0 if f == "chain_agrees" else 0.0 for f in trust.FEATURES]}
 
 
-def calibration_file(tmp_path, graph="sunar", llm="scripted:scripted", corpus="fp", **settings):
+def calibration_file(tmp_path, graph="sunar", llm="scripted:scripted", corpus="fp", features=trust.FEATURES, **settings):
     path = tmp_path / f"calibration-{graph}.json"
+    model = MODEL if features == trust.FEATURES else {"mean": [0.0] * len(features), "scale": [1.0] * len(features), "intercept": 0.0, "coef": [1.0] * len(features)}
     path.write_text(json.dumps({
         "graph": graph, "llm": llm, "corpus": {"file": "c.jsonl", "sha256": corpus}, "configuration": {"llm": llm, "samples": 2, **settings},
-        "features": list(trust.FEATURES), "model": MODEL, "threshold": 0.7, "ids": ["q1", "q2"], "promise": "p",
+        "features": list(features), "model": model, "threshold": 0.7, "ids": ["q1", "q2"], "promise": "p",
     }))
     return path
 
@@ -74,13 +75,31 @@ def test_judge_gives_the_probability_and_names_what_pulls_it_down():
     assert trust.judge({"agreement": 1.0, "chain_agrees": 1.0}, isotonic)["trust"] == pytest.approx(0.1 + 0.5 * (0.9526 - 0.9) / 0.1, abs=1e-3)
 
 
-def run(tmp_path, **config):
-    llm = scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]), lambda q, i: "David Lynch")
+def run(tmp_path, llm=None, features=trust.FEATURES, **config):
+    llm = llm or scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]), lambda q, i: "David Lynch")
     corpus = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch."))
     index = MemoryIndex(corpus, default_ranking=[("d1", 1.0)], manifest={"corpus_fingerprint": "fp"})
     res = resources(llm, TableScorer({"d1": 1.0}), index)
-    config = {"configurable": {"resources": res, "samples": 2, "calibration": str(calibration_file(tmp_path)), **config}}
+    config = {"configurable": {"resources": res, "samples": 2, "calibration": str(calibration_file(tmp_path, features=features)), **config}}
     return build_graph("sunar").invoke({"question": QUESTION}, config)
+
+
+def test_answers_are_sampled_for_the_confidence_only_when_something_reads_them(tmp_path):
+    def confidence_samples(**config):
+        llm = scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]), lambda q, i: "David Lynch")
+        out = run(tmp_path, llm, **config)
+        return out, len(llm.calls)
+
+    unread, calls = confidence_samples(features=("chain_agrees", "whole_chain"))  # it reads no sampled signal: no sampling
+    read, sampled = confidence_samples()  # the calibration reads the agreement: 2 answers sampled
+    assert sampled == calls + 2 and read["signals"]["agreement"] is not None and read["signals"]["sets"] >= 1
+    assert unread["trust"] is not None and unread["confidence"] == unread["trust"]
+    assert unread["signals"]["agreement"] is None and unread["signals"]["semantic_entropy"] is None and unread["signals"]["sets"] is None
+    assert unread["signals"]["samples"] == [] and "no sampled answer agrees" not in " ".join(unread["notes"])
+    asked, three = confidence_samples(features=("chain_agrees",), confidence_samples=3)  # asked for all the same
+    assert three >= calls + 3 and asked["signals"]["agreement"] is not None and len(asked["signals"]["samples"]) == 3
+    shown, _ = confidence_samples(features=("chain_agrees",), samples=3)  # no calibration applies: the agreement is shown
+    assert shown["trust"] is None and shown["confidence"] == shown["signals"]["agreement"] is not None
 
 
 def test_the_reply_shows_the_calibrated_probability_and_below_min_trust_says_it_does_not_know(tmp_path):
