@@ -77,14 +77,19 @@ def answers_table(records: Records, variants: Sequence[str] | None = None, base:
     return table(header, rows)
 
 
-def headline_table(rows: Sequence[tuple[str, Records, str, str]], names: tuple[str, str] = ("Self-Ask", "SUNAR")) -> str:
-    """One row per comparison (label, records, base, variant): right answers of each by cover-EM and
-    by EM, the variant's recorded seconds against the base's, and its wins / losses by each (sign test);
-    ``names``: what the columns call the base and the variant."""
+Comparison = tuple[str, Records, str, str] | tuple[str, Records, str, str, bool]
+
+
+def headline_table(rows: Sequence[Comparison], names: tuple[str, str] = ("Self-Ask", "SUNAR")) -> str:
+    """One row per comparison (label, records, base, variant[, timed]): right answers of each by
+    cover-EM and by EM, the variant's recorded seconds against the base's (not ``timed``: the two
+    ran apart, so no ratio), and its wins / losses by each (sign test); ``names``: what the columns
+    call the base and the variant."""
     body = []
-    for label, records, base, variant in rows:
+    for label, records, base, variant, *timed in rows:
         b, s = summarise(records, base), summarise(records, variant, base)
-        body.append([label, f"{b['right']} / {s['right']}", f"{b['exact']} / {s['exact']}", str(s["n"]), f"{s['recorded_ratio']:.1f}x",
+        ratio = f"{s['recorded_ratio']:.1f}x" if timed != [False] else "- (apart)"
+        body.append([label, f"{b['right']} / {s['right']}", f"{b['exact']} / {s['exact']}", str(s["n"]), ratio,
                      versus(s), f"{s['em_wins']} / {s['em_losses']} (p = {fmt_p(s['em_p'])})"])
     base, variant = names
     return table(["questions", f"right (cover-EM): {base} / {variant}", f"exact (EM): {base} / {variant}", "asked", f"recorded s vs {base}",

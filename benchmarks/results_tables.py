@@ -83,6 +83,8 @@ CHAIN_DEV, CHAIN_CONFIRM = "dev100-chain-support-qwen1.5b-cpu", "confirm-chain-s
 UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
 #: ... and its confirmation on dev 101-217 (S only, replayed from CHAIN_CONFIRM's cache where that had run).
 UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
+#: ... and it beside Self-Ask in one run, for the time: dev 202-217 (the confirmation's last questions).
+TIMED = "confirm-time-qwen1.5b-cpu"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -123,10 +125,19 @@ def unfit_confirmation(run: Callable[[str], Records]) -> Records:
     return [*(r for r in [*of(run(CONFIRM), DEMOS_LOOPS), *of(run(CHAIN_CONFIRM), S_JUDGE)] if r["id"] in asked), *acting]
 
 
+def unfit_everywhere(run: Callable[[str], Records]) -> Records:
+    """S where a doubted answer acts and Self-Ask on dev 1-217: dev 1-100 from the development runs
+    (Self-Ask's from ACTS and ACTS2), then the confirmation (:func:`unfit_confirmation`)."""
+    dev = of(run(UNFIT_DEV), S_UNFIT)
+    asked = {r["id"] for r in dev}
+    selfask = [r for r in [*of(run(ACTS), DEMOS_LOOPS), *of(run(ACTS2), DEMOS_LOOPS)] if r["id"] in asked]
+    return [*selfask, *dev, *(r for r in unfit_confirmation(run) if r["variant"] in (DEMOS_LOOPS, S_UNFIT))]
+
+
 def unfit_computed(run: Callable[[str], Records]) -> Records:
-    """S where a doubted answer acts on the confirmation questions S with the judge alone never ran
-    (its own calls computed, not replayed from that run's cache)."""
-    replayed = {r["id"] for r in run(CHAIN_CONFIRM)}
+    """S where a doubted answer acts on the confirmation questions it computed itself: not those S
+    with the judge alone ran, nor those of the timed run (both replayed from those runs' calls)."""
+    replayed = {r["id"] for r in [*run(CHAIN_CONFIRM), *run(TIMED)]}
     return [r for r in run(UNFIT_CONFIRM) if r["id"] not in replayed]
 
 
@@ -167,7 +178,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     probe_s = stored("calibration-probe-acts", "results.json")
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM)}",
+        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
@@ -176,7 +187,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("dev 1-217: S, both with 2 demonstrations", both(), DEMOS, S),
                                  ("the same, both with `drop_country`", both(DEMOS_DROP, S_DROP), DEMOS_DROP, S_DROP),
                                  ("the same, both also reading the pages a sub-question names and ending loops", both(DEMOS_LOOPS, S_LOOPS), DEMOS_LOOPS, S_LOOPS),
-                                 ("the same, both also rewriting a repeated follow-up", both(DEMOS_REWRITE, S_REWRITE), DEMOS_REWRITE, S_REWRITE)])),
+                                 ("the same, both also rewriting a repeated follow-up", both(DEMOS_REWRITE, S_REWRITE), DEMOS_REWRITE, S_REWRITE),
+                                 ("dev 101-217: S where a doubted answer acts, against the confirmation's Self-Ask (loops ended)", unfit_confirmation(run), DEMOS_LOOPS, S_UNFIT, False),
+                                 ("dev 1-217: the same two", unfit_everywhere(run), DEMOS_LOOPS, S_UNFIT, False),
+                                 ("dev 202-217, the same two in one run (the time ratio)", run(TIMED), DEMOS_LOOPS, S_UNFIT)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
@@ -216,7 +230,13 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
         (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
          lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
-        (f"Wall seconds by node, S where a doubted answer acts, the confirmation questions computed in the run (not replayed): {where(CHAIN_CONFIRM, UNFIT_CONFIRM)}",
+        (f"S where a doubted answer acts and Self-Ask in one run, for the time, dev 202-217: {where(TIMED)}",
+         lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"Wall seconds by node, S where a doubted answer acts, its confidence step sampling only what is read, dev 202-217 (the questions it computed in the run): {where(TIMED)}",
+         lambda: node_table([r for r in run(TIMED) if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
+        (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
+         lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
+        (f"Wall seconds by node, S where a doubted answer acts, the confirmation questions computed in the run (not replayed): {where(CHAIN_CONFIRM, UNFIT_CONFIRM, TIMED)}",
          lambda: node_table(unfit_computed(run), S_UNFIT)),
         (f"The probability shown where a doubted answer acts, fitted on dev 1-100, scored on the confirmation: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
          lambda: calibrated_table([("`chain_support` alone (shipped)", of(run(UNFIT_DEV), S_UNFIT), of(run(UNFIT_CONFIRM), S_UNFIT), {"features": ["chain_support"]})])),
