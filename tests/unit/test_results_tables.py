@@ -153,6 +153,8 @@ def test_containment_and_headline_tables(records):
     head = headline_table([("dev 1-4", rows, "self_ask", "sunar")]).splitlines()
     # cover-EM: self_ask right on q1, sunar on q1-q3; EM: self_ask exact on q1, sunar on q2 and q3
     assert head[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | 3.0x | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
+    apart = headline_table([("dev 1-4", rows, "self_ask", "sunar", False)]).splitlines()  # two runs: no time ratio
+    assert apart[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | - (apart) | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
 
 
 def test_tables_of_stored_outputs(tmp_path):
