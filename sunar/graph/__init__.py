@@ -54,7 +54,7 @@ from sunar.nodes.check import check
 from sunar.nodes.cluster import cluster
 from sunar.nodes.conclude import conclude
 from sunar.nodes.confidence import make_confidence
-from sunar.nodes.decompose import decompose
+from sunar.nodes.decompose import STANDS, decompose
 from sunar.nodes.gather import gather
 from sunar.nodes.mer import mer
 from sunar.nodes.next_chain import next_chain
@@ -230,6 +230,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"the answer does not answer the question; its chain goes on: {update['sub_question']}"
     if node == "check" and update.get("answer"):
         return f"the answer does not answer the question; another found does: {update['answer']}"
+    if node == "check" and any(STANDS in n for n in update.get("notes") or []):
+        return f"the answer does not answer the question; {STANDS}"
     if node == "shorten" and update.get("answer"):
         return f"answer cut to what the question asks for: {update['answer']}"
     return describe_common(node, update)

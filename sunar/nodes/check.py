@@ -91,4 +91,6 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             chains, chosen = list(state.get("chains") or []), state.get("chosen")
             rest = [c for i, c in enumerate(chains) if i != chosen]  # the chain goes on: it is done again when it ends
             return {"sub_question": step, "went_on": True, "chains": rest, "chosen": None, "draft_answer": "", "notes": [note]}
+        if note:  # it could not go on: why stays in the trace
+            return {"judged": judged(state, p), "notes": [note]}
     return {"judged": judged(state, p)}

@@ -113,6 +113,10 @@ def ends_on_bridge(final: str, hops: list[dict[str, Any]], question: str) -> boo
     return normalize_answer(final) == normalize_answer(str(hops[0]["answer"]))
 
 
+#: How a note ends when a chain that ended on its bridge found no next step.
+STANDS = "no next step was found, so it stands"
+
+
 def past_bridge(
     question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str], said: str = ""
 ) -> tuple[str, str]:
@@ -130,7 +134,7 @@ def past_bridge(
     kind, text = parse_self_ask(str(reply.content))
     if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question):
         return text, f"{said}; asked for the next step, it asked {text!r}"
-    return "", f"{said}; no next step was found, so it stands"
+    return "", f"{said}; {STANDS}"
 
 
 def demonstrations_for(question: str, cfg: Configuration) -> list[Demonstration]:

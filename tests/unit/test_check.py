@@ -14,8 +14,8 @@ CORPUS = docs(
     ("rr", "Ronnie Rocket", "Ronnie Rocket is an unfinished film by David Lynch, with a part for Mel Brooks."),
     ("dl", "David Lynch", "David Lynch was born in Missoula, Montana, on January 20, 1946."),
 )
-RANKINGS = {"Who directed Ronnie Rocket?": [("rr", 3.0)], "Where was David Lynch born?": [("dl", 3.0)]}
-HOPS = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+RANKINGS = {"Who directed Ronnie Rocket?": [("rr", 3.0)], "Where was David Lynch born?": [("dl", 3.0)], "Who made the film?": [("rr", 3.0)]}
+HOPS = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula", "Who made the film?": "David Lynch"}
 
 
 def one_hop(prompt: str) -> str:
@@ -25,6 +25,15 @@ def one_hop(prompt: str) -> str:
         return "Follow up: Where was David Lynch born?"
     found = re.findall(r"Intermediate answer: (.*)", prompt.rsplit("Question:", 1)[1])
     return f"So the final answer is: {found[-1]}" if found else "Follow up: Who directed Ronnie Rocket?"
+
+
+def unnamed(prompt: str) -> str:
+    """Self-Ask that stops on a bridge its follow-up did not name the film for (so no part of the
+    question can be replaced), and that gives no next step when asked for one."""
+    if "answers only" in prompt:
+        return "So the final answer is: David Lynch"
+    found = re.findall(r"Intermediate answer: (.*)", prompt.rsplit("Question:", 1)[1])
+    return f"So the final answer is: {found[-1]}" if found else "Follow up: Who made the film?"
 
 
 def two_hops(prompt: str) -> str:
@@ -88,6 +97,19 @@ def test_a_doubted_answer_of_a_chain_that_stopped_on_its_bridge_goes_one_step_fu
     assert len(longer["hops"]) == 2 and longer["answer"] == "Montana"
     capped, _ = checked(one_hop, ["David Lynch"], fitting=(), unfit_answer="go_on", max_hops=1)
     assert len(capped["hops"]) == 1
+
+
+def test_a_doubted_answer_whose_chain_finds_no_next_step_stands_and_says_why():
+    from benchmarks.results_confidence import acted_table, doubted
+    from sunar.nodes.decompose import STANDS
+
+    out, _ = checked(unnamed, ["David Lynch"], fitting=(), unfit_answer="go_on")
+    assert len(out["hops"]) == 1 and out["answer"] == "David Lynch" and out["signals"]["answer_fits"] == 0.0
+    assert any(n.startswith("the final answer 'David Lynch' does not answer the question") and n.endswith(STANDS) for n in out["notes"])
+    assert describe_step("check", {"notes": [f"... ; {STANDS}"]}, {}) == f"the answer does not answer the question; {STANDS}"
+    record = {"answer": out["answer"], "notes": out["notes"], "gold": ["Missoula"], "signals": out["signals"], "metrics": {"cover_em": 0.0}}
+    assert doubted(record) is None  # it did not act: the results tables count it as neither
+    assert "| its chain of one hop went one step further (`go_on`): n (right now; right before) | 0 (0; 0) |" in acted_table([("run", [record])])
 
 
 def test_self_ask_goes_on_too_and_answers_from_the_longer_chain():
