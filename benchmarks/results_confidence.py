@@ -161,9 +161,14 @@ ACTED = (("another answer found replaced it (`choose`)", "the judge doubted the 
 DOUBTED = re.compile(r"the (?:judge doubted the )?final answer (['\"])(.*?)\1 (?:\(p =|does not answer)")
 
 
+def acting_notes(record: dict[str, Any]) -> list[str]:
+    """A record's notes, without those of a chain that found no next step (the check did not act)."""
+    return [n for n in record.get("notes") or [] if STANDS not in n]
+
+
 def doubted(record: dict[str, Any]) -> str | None:
     """The final answer before the check acted on it (None: it did not act, or its chain found no next step)."""
-    return next((m.group(2) for n in record.get("notes") or [] if STANDS not in n and (m := DOUBTED.search(n))), None)
+    return next((m.group(2) for n in acting_notes(record) if (m := DOUBTED.search(n))), None)
 
 
 def acted_table(columns: Sequence[tuple[str, Records]]) -> str:
@@ -174,7 +179,7 @@ def acted_table(columns: Sequence[tuple[str, Records]]) -> str:
     rows_of = [[r for r in rows if not r.get("error")] for _, rows in columns]
     body = [["answers (right)", *(f"{len(rows)} ({_right(rows)})" for rows in rows_of)]]
     for name, said in ACTED:
-        acted = [[r for r in rows if any(said in n and STANDS not in n for n in r.get("notes") or [])] for rows in rows_of]
+        acted = [[r for r in rows if any(said in n for n in acting_notes(r))] for rows in rows_of]
         body.append([f"{name}: n (right now; right before)", *(f"{len(a)} ({_right(a)}; {_right(_before(a))})" for a in acted)])
     changed = [[r for r in rows if doubted(r) is not None] for rows in rows_of]
     compared = [paired_comparison(list(correct(c)), list(correct(_before(c)))) if c else None for c in changed]

@@ -54,7 +54,7 @@ def agreement_of(state: dict[str, Any], messages: list[BaseMessage], cfg: Config
     same_set = set(next(s for s in sets if 0 in s)) - {0}
     answer = f" {normalize_answer(state['answer'])} "
     agreeing = sum(1 for i, sample in enumerate(samples, 1) if i in same_set or f" {normalize_answer(sample)} " in answer)
-    return samples, [list(s) for s in sets], round(agreeing / m, 4)
+    return samples, sets, round(agreeing / m, 4)
 
 
 def corpus_of(index: Any) -> str | None:
