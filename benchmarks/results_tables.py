@@ -111,14 +111,6 @@ def first_steps() -> dict[str, str] | None:
     return {r["id"]: (r["decomposition"][0]["answer"] if r.get("decomposition") else r["evidence_triples"][0][2]) for r in rows}
 
 
-def judged_confirmation(run: Callable[[str], Records]) -> Records:
-    """The judged S's confirmation answers, with ``final_from_hop`` replayed on them, and Self-Ask's
-    answers to the same questions from the first confirmation run."""
-    judged = of(run(CHAIN_CONFIRM), S_JUDGE)
-    asked = {r["id"] for r in judged}
-    return [*(r for r in of(run(CONFIRM), DEMOS_LOOPS) if r["id"] in asked), *judged, *ruled(run(CHAIN_CONFIRM), S_JUDGE, "final_from_hop=true", final_from_hop)]
-
-
 def unfit_confirmation(run: Callable[[str], Records]) -> Records:
     """S where a doubted answer acts, on the confirmation, with Self-Ask's answers to the same questions
     from the first confirmation run and S with the judge alone where it ran."""
@@ -223,9 +215,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: (f := first_steps()) and support_table([(f"S, dev 1-{len(of(run(SUPPORT_DEV), S_JUDGE))}", of(run(SUPPORT_DEV), S_JUDGE))], f)),
         (f"The final answer judged against the question, and the chain's weakest link, S with the judge, dev 1-100 and the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
          lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
-        (f"The probability shown with the judge, fitted on dev 1-100, scored on the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
-         lambda: calibrated_table([(label, of(run(CHAIN_DEV), S_JUDGE), of(run(CHAIN_CONFIRM), S_JUDGE), {"features": features})
-                                   for label, features in (("`chain_support` alone (shipped)", ["chain_support"]), ("the S calibration's signals", [*COMBINED, "whole_chain"]))])),
         (f"A doubted answer acts (`unfit_answer=both`: another answer found that fits, or the chain of one hop goes on), S with the judge, dev 1-100: {where(CHAIN_DEV, UNFIT_DEV)}",
          lambda: answers_table([*of(run(CHAIN_DEV), S_JUDGE), *of(run(UNFIT_DEV), S_UNFIT)], [S_JUDGE, S_UNFIT], base=S_JUDGE)),
         (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
@@ -244,8 +233,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: node_table(unfit_computed(run), S_UNFIT)),
         (f"The probability shown where a doubted answer acts, fitted on dev 1-100, scored on the confirmation: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
          lambda: calibrated_table([("`chain_support` alone (shipped)", of(run(UNFIT_DEV), S_UNFIT), of(run(UNFIT_CONFIRM), S_UNFIT), {"features": ["chain_support"]})])),
-        (f"The confirmation with the judge: S against Self-Ask (its answers from the first confirmation), and `final_from_hop` replayed: {where(CONFIRM, CHAIN_CONFIRM)}",
-         lambda: answers_table(judged_confirmation(run), [DEMOS_LOOPS, S_JUDGE, f"{S_JUDGE}+final_from_hop=true"], base=DEMOS_LOOPS)),
         (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
         (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
@@ -276,11 +263,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The shipped calibration with the probe on the hidden state: {probe[1]}", lambda: probe_table(probe[0])),
         (f"The probability shown for uncertainty that acts, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"`{v}`", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v)) for v in (S, DEMOS, S_PLAN, DEMOS_PLAN, S_LOOPS, DEMOS_LOOPS)])),
-        (f"The prior of questions shaped alike, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
-         lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), given)
-                                   for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
-                                   for label, given in (("the four signals", {}), ("shape prior", {"shapes": True}),
-                                                        ("shape prior, a weight per signal", {"shapes": True, "weights": "fitted"}))])),
         (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
                                    for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
