@@ -68,6 +68,12 @@ def calibrated_table(columns: Sequence[tuple[str, Records, Records] | tuple[str,
             return "none kept it on the fitted answers"
         return f"{f['threshold']:.2f}: answers {c['answered']} ({c['coverage']:.0%}), {fmt(c['accuracy_answered'])} right"
 
+    def unpromised(f: dict[str, Any], c: dict[str, Any]) -> str:
+        if not math.isfinite(f["level"]):
+            return "none"
+        at = c["at_level"]
+        return f"{f['level']:.2f} ({f['level_coverage']:.0%} there): answers {at['answered']} ({at['coverage']:.0%}), {fmt(at['accuracy'])} right"
+
     header = ["", *(column[0] for column in columns)]
     body = [["fitted on: answers (right)", *(f"{f['n']} ({round(f['n'] * float(correct([r for r in fo if not r.get('error')]).mean()))})"
                                              for (f, _), (_, fo, *_) in zip(stats, columns, strict=True))],
@@ -76,7 +82,8 @@ def calibrated_table(columns: Sequence[tuple[str, Records, Records] | tuple[str,
             ["**AUROC [95% bootstrap]**", *(f"**{interval(c)}**" for _, c in stats)],
             ["ECE of the probability shown", *(fmt(c["ece"]) for _, c in stats)],
             ["accuracy of the most trusted 25 / 50%", *(" / ".join(fmt(c["accuracy_at"][str(k)]) for k in (0.25, 0.5)) for _, c in stats)],
-            [f"trust level for at most {alpha:.0%} wrong (delta 0.1)", *(level(f, c) for f, c in stats)]]
+            [f"trust level for at most {alpha:.0%} wrong (delta 0.1)", *(level(f, c) for f, c in stats)],
+            [f"**level at which the fitted answers were at most {alpha:.0%} wrong (no guarantee)**", *(f"**{unpromised(f, c)}**" for f, c in stats)]]
     return table(header, body)
 
 

@@ -34,6 +34,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def unpromised(at: dict[str, Any]) -> str:
+    """What the level without a promise (:func:`sunar.evals.calibration.risk_level`) answered."""
+    if not at["answered"]:
+        return "its level without a promise answers nothing"
+    return f"its level without a promise answers {at['answered']} ({at['coverage']:.0%}), {at['accuracy']:.0%} right"
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from sunar.evals.calibrate import calibrate_run, check_run
 
@@ -52,7 +59,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"{f' ({left} left out: the calibration was fitted on them)' if (left := checked['left_out']) else ''}, "
             f"{checked['accuracy']:.0%} right; AUROC of the trust {'-' if auroc is None else f'{auroc:.2f}'}"
             f"{f' (95% {interval[0]:.2f}-{interval[1]:.2f})' if interval else ''}, ECE {checked['ece']:.2f}; "
-            f"accuracy of the most trusted 25/50/75%: {at}; its threshold answers {answered}"
+            f"accuracy of the most trusted 25/50/75%: {at}; its threshold answers {answered}; {unpromised(checked['at_level'])}"
         )
         return 0
     fitted = calibrate_run(args.run, args.variant, args.alpha, args.delta, args.weights, probe=args.probe, shapes=args.shape_prior, signals=args.signals,
@@ -64,6 +71,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f"trust >= {fitted['threshold']:.3f} answers {fitted['coverage']:.0%} of them, {fitted['accuracy_answered']:.0%} right: "
         f"to answer only there, add --set min_trust={fitted['threshold']:.3f}"
     )
+    if fitted["coverage"] == 0 and fitted["level_coverage"]:
+        level += (
+            f"; without that promise, at trust >= {fitted['level']:.3f} they were at most {args.alpha:.0%} wrong "
+            f"({fitted['level_coverage']:.0%} answered, {fitted['level_accuracy']:.0%} right): add --set min_trust={fitted['level']:.3f}"
+        )
     print(
         f"fitted on {fitted['fitted_on']} answers ({fitted['mapping']['kind']} map); cross-fitted AUROC "
         f"{fitted['auroc_held_out'] or float('nan'):.2f}, ECE {fitted['ece_held_out']:.2f}; {level}"

@@ -74,7 +74,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     for calibration in shipped:
         profile = CPU_PROFILE if (calibration.get("configuration") or {}).get("profile") == "cpu" else {}
         switches = "".join(f", {s}" for s in trust.own_settings(calibration, profile))
-        row(f"{trust.graph_of(calibration)} with {llm}{switches}", f"{calibration['path']} ({trust.describe(calibration)}; applies on its corpus and settings)")
+        level = f"; {level}" if (level := trust.level_of(calibration)) else ""
+        row(f"{trust.graph_of(calibration)} with {llm}{switches}", f"{calibration['path']} ({trust.describe(calibration)}{level}; applies on its corpus and settings)")
     if not shipped:
         row(f"auto for {llm}", "none shipped (the agreement of sampled answers is shown instead; fit one with: sunar calibrate)")
     print("auto would use")

@@ -13,6 +13,9 @@ threshold with a stated error rate.
   at most alpha with probability at least 1 - delta (selection with guaranteed risk, Geifman and
   El-Yaniv 2017); the guarantee assumes the questions it is used on are exchangeable with the ones
   it was fitted on (same corpus, model and kind of question).
+- :func:`risk_level`: the lowest score threshold whose answered questions were at most alpha wrong,
+  with no guarantee (the point on the risk-coverage curve): where a hundred answers cannot carry
+  the guarantee, it is the level a user can set, and what it did on other questions is measured.
 """
 
 from __future__ import annotations
@@ -150,6 +153,21 @@ def conformal_threshold(scores: Sequence[float], correct: Sequence[float], alpha
     }
 
 
+def risk_level(scores: Sequence[float], correct: Sequence[float], alpha: float) -> dict[str, Any]:
+    """The lowest threshold on the score at which the answers given were at most ``alpha`` wrong
+    (the most answered such point of the risk-coverage curve; ties answered together), as
+    ``level``, with what it answered (``level_coverage``, ``level_accuracy``). No point is: inf."""
+    s, y = np.asarray(scores, dtype=float), np.asarray(correct, dtype=float)
+    kept = [t for t in sorted(set(s.tolist())) if (1 - y[s >= t]).mean() <= alpha]
+    level = kept[0] if kept else math.inf
+    answered = s >= level
+    return {
+        "level": level,
+        "level_coverage": float(answered.mean()) if len(s) else 0.0,
+        "level_accuracy": float(y[answered].mean()) if answered.any() else None,
+    }
+
+
 def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The calibration figures of one variant's answered records (cover-EM is "right")."""
     rows = [r for r in records if not r.get("error")]
@@ -223,7 +241,8 @@ def fit_calibration(
     scores), whichever gives the lower Brier score on answers it was not fitted on (cross-fitted:
     each answer scored by a fit on the other folds); and the trust level at which the answers
     given are at most ``alpha`` wrong with probability 1 - ``delta``, found on those cross-fitted
-    probabilities (cross-conformal: the promise holds for questions like these, approximately).
+    probabilities (cross-conformal: the promise holds for questions like these, approximately),
+    beside the level at which they were at most ``alpha`` wrong, with no guarantee (:func:`risk_level`).
     With ``shapes``, the answers' questions' shapes are kept and ``shape_prior`` joins the features."""
     rows = [r for r in records if not r.get("error") and r.get("signals")]
     if len(rows) < 4:
@@ -259,6 +278,7 @@ def fit_calibration(
         "auroc_held_out": auroc(held, correct),
         "ece_held_out": ece(held, correct),
         **conformal_threshold(held, correct, alpha, delta),
+        **risk_level(held, correct, alpha),
     }
 
 
@@ -284,6 +304,7 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
     scores = probability(calibration, signal_matrix(rows, calibration["features"]))
     answered = scores >= float(calibration["threshold"])
     errors = int((1 - correct[answered]).sum())
+    at_level = scores >= float(calibration.get("level", math.inf))
     return {
         "n": len(rows),
         "accuracy": float(correct.mean()),
@@ -295,5 +316,7 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
         "coverage": float(answered.mean()),
         "accuracy_answered": float(correct[answered].mean()) if answered.any() else None,
         "error_bound": error_bound(errors, int(answered.sum()), 1 - float(calibration.get("delta", 0.1))),
+        "at_level": {"answered": int(at_level.sum()), "coverage": float(at_level.mean()),
+                     "accuracy": float(correct[at_level].mean()) if at_level.any() else None},
         "scores": [round(float(v), 6) for v in scores],
     }

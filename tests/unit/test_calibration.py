@@ -88,6 +88,19 @@ def test_conformal_threshold_answers_nothing_when_no_threshold_is_safe():
     assert got["threshold"] == math.inf and got["coverage"] == 0.0 and got["accuracy_answered"] is None
 
 
+def test_the_level_without_a_promise_is_the_most_answered_point_at_most_alpha_wrong():
+    # best first: right, wrong, right, right, wrong, right, wrong, wrong
+    scores, right = [8, 7, 6, 5, 4, 3, 2, 1], [1, 0, 1, 1, 0, 1, 0, 0]
+    got = cal.risk_level(scores, right, alpha=0.35)  # 2 wrong of 6 (0.33) is the last point under 0.35
+    assert got == {"level": 3, "level_coverage": 0.75, "level_accuracy": 4 / 6}
+    tied = cal.risk_level([2, 2, 2, 1], [1, 1, 0, 0], alpha=0.3)  # a tie is answered together: 1 wrong of 3 is too many
+    assert tied == {"level": math.inf, "level_coverage": 0.0, "level_accuracy": None}
+    # a hundred answers too few for the promise still have a level, which is what it answered
+    scores, right = list(range(100, 0, -1)), [1, 1, 0] * 10 + [0] * 70
+    assert cal.conformal_threshold(scores, right, alpha=0.3)["threshold"] == math.inf
+    assert cal.risk_level(scores, right, alpha=0.35)["level_coverage"] == 0.3
+
+
 def test_the_eval_summary_rates_each_signal_and_the_combination():
     """A signal that tells right from wrong gets AUROC 1, a missing value ranks below the others,
     a signal no answer kept is no figure at all (not chance), and the combination is out of fold."""

@@ -152,6 +152,8 @@ def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
     assert fitted["weights"] == "equal" and len(set(fitted["model"]["coef"])) == 1
     assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] >= 0.7  # the confident half is answered
     assert trust.read(out)["threshold"] == fitted["threshold"] and fitted["mapping"]["kind"] in ("platt", "isotonic")
+    assert trust.level_of(trust.read(out)) == f"min_trust={fitted['threshold']:.2f} kept at most 30% wrong with probability 90%"
+    assert trust.level_of({**fitted, "threshold": math.inf, "level": math.inf}) == ""  # neither answered any
     assert "use it with: sunar ask ... --set calibration=" in capsys.readouterr().out
     per_signal = tmp_path / "fitted.json"
     assert main(["calibrate", "--run", str(tmp_path / "run"), "--weights", "fitted", "--out", str(per_signal)]) == 0
@@ -192,6 +194,20 @@ def test_calibrate_pools_runs_and_checks_a_fit_on_another_run(tmp_path, capsys):
     write_run(tmp_path / "c", mixed(20), first=100)
     assert main(["calibrate", "--run", str(tmp_path / "c"), "--check", str(first)]) == 0
     assert capsys.readouterr().out.startswith(f"20 answers of sunar in {tmp_path / 'c'}, 50% right; AUROC")  # none left out: not said
+
+
+def test_too_few_answers_for_the_promise_still_give_a_level_and_say_it_has_none(tmp_path, capsys):
+    write_run(tmp_path / "a", mixed(20))
+    write_run(tmp_path / "b", mixed(40), first=100)
+    out = tmp_path / "cal.json"
+    assert main(["calibrate", "--run", str(tmp_path / "a"), "--alpha", "0.3", "--out", str(out)]) == 0
+    fitted, said = json.loads(out.read_text()), capsys.readouterr().out
+    assert fitted["threshold"] == math.inf and fitted["level_coverage"] == 0.5 and fitted["level_accuracy"] == 0.9
+    assert "no trust level kept that promise" in said and f"without that promise, at trust >= {fitted['level']:.3f}" in said
+    assert f"add --set min_trust={fitted['level']:.3f}" in said and "50% answered, 90% right" in said
+    assert trust.level_of(trust.read(out)) == f"min_trust={fitted['level']:.2f} kept at most 30% wrong there (no guarantee)"
+    assert main(["calibrate", "--run", str(tmp_path / "b"), "--check", str(out)]) == 0
+    assert "its threshold answers nothing; its level without a promise answers 20 (50%), 90% right" in capsys.readouterr().out
 
 
 def test_calibrate_reads_the_compressed_predictions_a_repository_keeps(tmp_path):
