@@ -31,7 +31,7 @@ CPU_PROFILE: dict[str, Any] = {
     # decomposition Self-Ask shares, then SUNAR's own (the hop's samples act instead of re-weighting
     # each batch, which changed 1 answer of 100 at 2.7x Self-Ask's time).
     "demonstrations": 2, "drop_country": True, "focus_pages": True, "end_loops": True,
-    "asu_batches": False, "hop_samples": 3, "branch_width": 2, "grounded_final": True,
+    "asu_batches": False, "hop_samples": 3, "branch_width": 2, "grounded_final": True, "hop_support": "judge", "unfit_answer": "both",
 }
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -236,17 +235,6 @@ def describe(calibration: dict[str, Any]) -> str:
     """What a calibration was fitted on, in a few words."""
     n = len(calibration.get("ids") or ()) or calibration.get("n")
     return f"fitted on {n} labelled answers of {graph_of(calibration)} with {calibration.get('llm')}"
-
-
-def level_of(calibration: dict[str, Any]) -> str:
-    """The trust level to set as ``min_trust`` for answers at most alpha wrong where it was fitted:
-    the guaranteed one, else the one without a promise ("" when neither answered any)."""
-    alpha = float(calibration.get("alpha", 0.3))
-    if math.isfinite(threshold := float(calibration.get("threshold", math.inf))):
-        return f"min_trust={threshold:.2f} kept at most {alpha:.0%} wrong with probability {1 - float(calibration.get('delta', 0.1)):.0%}"
-    if math.isfinite(level := float(calibration.get("level", math.inf))):
-        return f"min_trust={level:.2f} kept at most {alpha:.0%} wrong there (no guarantee)"
-    return ""
 
 
 def probability(calibration: dict[str, Any], x: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -31,6 +32,30 @@ def cmd_serve_openai(args: argparse.Namespace) -> int:
               "the operator's settings: SUNAR_* variables)", file=sys.stderr)
         uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=2)
     return 0
+
+
+def level_of(calibration: dict[str, Any]) -> str:
+    """The trust level to set as ``min_trust`` for answers at most alpha wrong where it was fitted:
+    the guaranteed one, else the one without a promise ("" when neither answered any)."""
+    alpha = float(calibration.get("alpha", 0.3))
+    if math.isfinite(threshold := float(calibration.get("threshold", math.inf))):
+        return f"min_trust={threshold:.2f} kept at most {alpha:.0%} wrong with probability {1 - float(calibration.get('delta', 0.1)):.0%}"
+    if math.isfinite(level := float(calibration.get("level", math.inf))):
+        return f"min_trust={level:.2f} kept at most {alpha:.0%} wrong there (no guarantee)"
+    return ""
+
+
+def switches_of(calibration: dict[str, Any], profile: dict[str, Any]) -> list[str]:
+    """The ``field=value`` settings a calibration was fitted with that its profile does not set: its
+    variant's own switches, and the profile's fields its runs had otherwise (as ``hop_support=off``
+    before the profile turned the judge on), where its graph reads them."""
+    from sunar import trust
+    from sunar.configuration import Configuration
+    from sunar.graph import unread_fields
+
+    recorded, unread = Configuration.as_recorded(calibration.get("configuration") or {}), unread_fields(trust.graph_of(calibration))
+    before = [f"{k}={recorded[k]}" for k in profile if k in recorded and k not in unread and str(recorded[k]).lower() != str(profile[k]).lower()]
+    return list(dict.fromkeys([*trust.own_settings(calibration, profile), *before]))
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -73,8 +98,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     shipped = [c for c in trust.candidates("auto") if c.get("llm") == llm]
     for calibration in shipped:
         profile = CPU_PROFILE if (calibration.get("configuration") or {}).get("profile") == "cpu" else {}
-        switches = "".join(f", {s}" for s in trust.own_settings(calibration, profile))
-        level = f"; {level}" if (level := trust.level_of(calibration)) else ""
+        switches = "".join(f", {s}" for s in switches_of(calibration, profile))
+        level = f"; {level}" if (level := level_of(calibration)) else ""
         row(f"{trust.graph_of(calibration)} with {llm}{switches}", f"{calibration['path']} ({trust.describe(calibration)}{level}; applies on its corpus and settings)")
     if not shipped:
         row(f"auto for {llm}", "none shipped (the agreement of sampled answers is shown instead; fit one with: sunar calibrate)")

@@ -9,13 +9,7 @@ threshold with a stated error rate.
 - :func:`fit_calibration`: what ``sunar calibrate`` writes: the combination fitted on one half of
   a run's answers and the threshold fitted on the other half.
 - :func:`check_calibration`: a fitted calibration scored on answers it never saw (another run).
-- :func:`conformal_threshold`: the lowest score threshold whose answered questions' error rate is
-  at most alpha with probability at least 1 - delta (selection with guaranteed risk, Geifman and
-  El-Yaniv 2017); the guarantee assumes the questions it is used on are exchangeable with the ones
-  it was fitted on (same corpus, model and kind of question).
-- :func:`risk_level`: the lowest score threshold whose answered questions were at most alpha wrong,
-  with no guarantee (the point on the risk-coverage curve): where a hundred answers cannot carry
-  the guarantee, it is the level a user can set, and what it did on other questions is measured.
+- :func:`conformal_threshold`, :func:`risk_level`: the trust levels (:mod:`sunar.evals.selective`).
 """
 
 from __future__ import annotations
@@ -25,9 +19,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import beta, rankdata
+from scipy.stats import rankdata
 
 from sunar import shape_prior
+from sunar.evals.selective import conformal_threshold, error_bound, risk_level
 from sunar.trust import COMBINED, FEATURES, WEIGHTS, predict, probability, signal_matrix
 
 COVERAGES = (0.25, 0.5, 0.75)
@@ -113,59 +108,6 @@ def cross_validated(
     for test, _, model in fold_fits(records, x, correct, folds, weights):
         out[test] = predict(model, x[test])
     return out
-
-
-def error_bound(errors: int, answered: int, confidence: float) -> float:
-    """Clopper-Pearson upper bound on the error rate of ``answered`` answers with ``errors``."""
-    if answered == 0:
-        return 1.0
-    return 1.0 if errors >= answered else float(beta.ppf(confidence, errors + 1, answered - errors))
-
-
-def conformal_threshold(scores: Sequence[float], correct: Sequence[float], alpha: float, delta: float = 0.1) -> dict[str, Any]:
-    """The threshold on the score above which answers are given, so that the answered questions'
-    error rate is at most ``alpha`` with probability at least 1 - ``delta`` (Geifman and El-Yaniv's
-    selection with guaranteed risk, 2017): a binary search over the calibration scores, each of its
-    ceil(log2 n) steps testing a threshold by the Clopper-Pearson bound at level delta / steps; the
-    lowest threshold that passed is kept. None passed: nothing is answered (threshold inf)."""
-    s, y = np.asarray(scores, dtype=float), np.asarray(correct, dtype=float)
-    candidates = sorted(set(s.tolist()))
-    steps = max(1, math.ceil(math.log2(max(2, len(candidates)))))
-    low, high, chosen = 0, len(candidates) - 1, math.inf
-    for _ in range(steps):
-        if low > high:
-            break
-        mid = (low + high + 1) // 2
-        answered = s >= candidates[mid]
-        bound = error_bound(int((1 - y[answered]).sum()), int(answered.sum()), 1 - delta / steps)
-        if bound <= alpha:
-            chosen, high = candidates[mid], mid - 1  # safe: try answering more
-        else:
-            low = mid + 1  # not safe: answer fewer
-    answered = s >= chosen
-    return {
-        "threshold": chosen,
-        "alpha": alpha,
-        "delta": delta,
-        "n": len(s),
-        "coverage": float(answered.mean()) if len(s) else 0.0,
-        "accuracy_answered": float(y[answered].mean()) if answered.any() else None,
-    }
-
-
-def risk_level(scores: Sequence[float], correct: Sequence[float], alpha: float) -> dict[str, Any]:
-    """The lowest threshold on the score at which the answers given were at most ``alpha`` wrong
-    (the most answered such point of the risk-coverage curve; ties answered together), as
-    ``level``, with what it answered (``level_coverage``, ``level_accuracy``). No point is: inf."""
-    s, y = np.asarray(scores, dtype=float), np.asarray(correct, dtype=float)
-    kept = [t for t in sorted(set(s.tolist())) if (1 - y[s >= t]).mean() <= alpha]
-    level = kept[0] if kept else math.inf
-    answered = s >= level
-    return {
-        "level": level,
-        "level_coverage": float(answered.mean()) if len(s) else 0.0,
-        "level_accuracy": float(y[answered].mean()) if answered.any() else None,
-    }
 
 
 def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

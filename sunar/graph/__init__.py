@@ -25,9 +25,9 @@
 
 Variants share the nodes and differ in structure:
   sunar         everything
-  sunar_no_asu  no answer sampling / clustering / rescoring (select_batch -> update)
-  sunar_r       NAR only: no ASU and no MER (Self-Ask's own final answer)
-  self_ask      first stage + scorer re-ranking per sub-question: no neighbour graph, no ASU, no MER
+  sunar_no_asu  no answer sampling / clustering / rescoring, no judge (select_batch -> update)
+  sunar_r       NAR only: no ASU, no judge and no MER (Self-Ask's own final answer)
+  self_ask      first stage + scorer re-ranking per sub-question: no neighbour graph, no ASU, no judge, no MER
 
 Every graph a user can pick (these and the baselines of :mod:`sunar.baselines`) is in
 :data:`GRAPHS`; :func:`build_graph` compiles one by name.
@@ -50,7 +50,7 @@ from sunar.errors import SunarError
 from sunar.nar import nar_goes_on, outranked
 from sunar.nodes.answer_hop import make_answer_hop
 from sunar.nodes.ask import make_ask
-from sunar.nodes.check import check
+from sunar.nodes.check import make_check
 from sunar.nodes.cluster import cluster
 from sunar.nodes.conclude import conclude
 from sunar.nodes.confidence import make_confidence
@@ -81,8 +81,9 @@ class Variant:
         return (frozenset() if self.asu else ASU_FIELDS) | (frozenset() if self.mer else MER_FIELDS)
 
 
-#: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into), and MER.
-ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "branch_width", "max_chains", "requery"})
+#: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into; the
+#: judge of each hop's support and of the final answer, and what a doubted answer does), and MER.
+ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "branch_width", "max_chains", "requery", "hop_support", "unfit_answer"})
 MER_FIELDS = frozenset({"grounded_final", "whole_answers", "final_not_bridge"})
 
 
@@ -140,7 +141,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("final", mer if v.mer else conclude)
     g.add_node("vote", vote)
     g.add_node("shorten", shorten)
-    g.add_node("check", check)
+    g.add_node("check", make_check(judging=v.asu))
     g.add_node("confidence", make_confidence(variant, unread=v.unread()))
     g.add_node("respond", respond)
 

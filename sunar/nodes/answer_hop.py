@@ -76,7 +76,8 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
 
 
 def make_answer_hop(sampling: bool = True) -> Any:
-    """The answer_hop node; hop sampling and branching only where the graph has ASU (``sampling``)."""
+    """The answer_hop node; hop sampling, branching and the support judge only where the graph has
+    ASU (``sampling``)."""
 
     @node("answer_hop")
     def answer_hop(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
@@ -129,7 +130,8 @@ def make_answer_hop(sampling: bool = True) -> Any:
             if others:
                 update["chains"] = chains
                 notes.append(f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain")
-        hop = supported(hop, read, cfg, res, call, config)  # re-read, if at all, under the greedy reading's call
+        if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
+            hop = supported(hop, read, cfg, res, call, config)
         if hop.get("unsupported"):
             notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
         return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "requery": "", "prior": {}, "notes": notes}

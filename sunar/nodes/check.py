@@ -71,8 +71,18 @@ def alternatives(state: dict[str, Any]) -> list[str]:
     return [a for a in unique.values() if not agrees(answer, a)]
 
 
-@node("check")
+def make_check(judging: bool = True) -> Any:
+    """The check node; it judges only where the graph has ASU (``judging``): elsewhere it passes."""
+
+    @node("check")
+    def checked(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return check(state, config) if judging else {}
+
+    return checked
+
+
 def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """The final answer judged against the question; a doubted one acts (``unfit_answer``)."""
     cfg = Configuration.from_runnable_config(config)
     if cfg.hop_support == "off":
         return {}

@@ -319,17 +319,18 @@ def support_run(variant, hop_support, reread="David Lynch", fits="yes", **config
 
 
 def test_a_hop_answer_its_pages_do_not_state_is_read_again_with_it_ruled_out():
-    for variant in ("sunar", "self_ask"):  # the hop reader is Self-Ask's too
-        out, llm = support_run(variant, "reread")
-        hop1 = out["hops"][0]
-        assert (hop1["answer"], hop1["support"], hop1["unsupported"]) == ("David Lynch", 1.0, "Mel Brooks")
-        assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
-        assert out["hops"][1]["support"] == 1.0 and "unsupported" not in out["hops"][1]
-        assert out["reasoning_path"][0]["support"] == 1.0 and out["reasoning_path"][0]["unsupported"] == "Mel Brooks"
-        assert out["signals"]["hop_support"] == 1.0
-        assert any("'Mel Brooks' is not what the pages read" in n for n in out["notes"])
-        line = describe_step("answer_hop", {"hops": [hop1]}, {})
-        assert line.endswith("; read again: its pages do not state 'Mel Brooks'; its pages state it: p = 1.00"), line
+    plain, llm = support_run("self_ask", "reread")  # the judge is SUNAR's own: Self-Ask's hop stands unjudged
+    assert plain["hops"][0]["answer"] == "Mel Brooks" and "support" not in plain["hops"][0] and llm.judge_calls == []
+    out, llm = support_run("sunar", "reread")
+    hop1 = out["hops"][0]
+    assert (hop1["answer"], hop1["support"], hop1["unsupported"]) == ("David Lynch", 1.0, "Mel Brooks")
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+    assert out["hops"][1]["support"] == 1.0 and "unsupported" not in out["hops"][1]
+    assert out["reasoning_path"][0]["support"] == 1.0 and out["reasoning_path"][0]["unsupported"] == "Mel Brooks"
+    assert out["signals"]["hop_support"] == 1.0
+    assert any("'Mel Brooks' is not what the pages read" in n for n in out["notes"])
+    line = describe_step("answer_hop", {"hops": [hop1]}, {})
+    assert line.endswith("; read again: its pages do not state 'Mel Brooks'; its pages state it: p = 1.00"), line
 
 
 def test_a_support_judgement_alone_only_records_it():

@@ -9,8 +9,9 @@ import pytest
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from sunar import trust
 from sunar.cli import main
+from sunar.commands.serve import level_of, switches_of
 from sunar.errors import SunarError
-from sunar.graph import build_graph
+from sunar.graph import build_graph, unread_fields
 
 QUESTION = "Where was the director of film Ronnie Rocket born?"
 MODEL = {"mean": [0.0] * len(trust.FEATURES), "scale": [1.0] * len(trust.FEATURES), "intercept": 0.0,
@@ -152,8 +153,8 @@ def test_sunar_calibrate_writes_a_file_the_graph_can_use(tmp_path, capsys):
     assert fitted["weights"] == "equal" and len(set(fitted["model"]["coef"])) == 1
     assert 0.4 <= fitted["coverage"] <= 0.6 and fitted["accuracy_answered"] >= 0.7  # the confident half is answered
     assert trust.read(out)["threshold"] == fitted["threshold"] and fitted["mapping"]["kind"] in ("platt", "isotonic")
-    assert trust.level_of(trust.read(out)) == f"min_trust={fitted['threshold']:.2f} kept at most 30% wrong with probability 90%"
-    assert trust.level_of({**fitted, "threshold": math.inf, "level": math.inf}) == ""  # neither answered any
+    assert level_of(trust.read(out)) == f"min_trust={fitted['threshold']:.2f} kept at most 30% wrong with probability 90%"
+    assert level_of({**fitted, "threshold": math.inf, "level": math.inf}) == ""  # neither answered any
     assert "use it with: sunar ask ... --set calibration=" in capsys.readouterr().out
     per_signal = tmp_path / "fitted.json"
     assert main(["calibrate", "--run", str(tmp_path / "run"), "--weights", "fitted", "--out", str(per_signal)]) == 0
@@ -205,7 +206,7 @@ def test_too_few_answers_for_the_promise_still_give_a_level_and_say_it_has_none(
     assert fitted["threshold"] == math.inf and fitted["level_coverage"] == 0.5 and fitted["level_accuracy"] == 0.9
     assert "no trust level kept that promise" in said and f"without that promise, at trust >= {fitted['level']:.3f}" in said
     assert f"add --set min_trust={fitted['level']:.3f}" in said and "50% answered, 90% right" in said
-    assert trust.level_of(trust.read(out)) == f"min_trust={fitted['level']:.2f} kept at most 30% wrong there (no guarantee)"
+    assert level_of(trust.read(out)) == f"min_trust={fitted['level']:.2f} kept at most 30% wrong there (no guarantee)"
     assert main(["calibrate", "--run", str(tmp_path / "b"), "--check", str(out)]) == 0
     assert "its threshold answers nothing; its level without a promise answers 20 (50%), 90% right" in capsys.readouterr().out
 
@@ -282,7 +283,10 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     for graph in ("sunar", "self_ask"):
         assert shipped[graph]["runs"] == ["dev41-acts-qwen1.5b-cpu", "dev42-100-acts-qwen1.5b-cpu"] and shipped[graph]["fitted_on"] == 100
     defaults = Configuration.resolve({"llm": "embedded:qwen2.5-1.5b"}).values()
-    assert trust.choose("auto", "sunar", defaults, corpus, Configuration.as_recorded) == (shipped["sunar"], "")
+    unjudged = {**defaults, "hop_support": "off", "unfit_answer": "keep"}  # S before the judge became the cpu profile's
+    assert trust.choose("auto", "sunar", unjudged, corpus, Configuration.as_recorded) == (shipped["sunar"], "")
+    read = {k: v for k, v in defaults.items() if k not in unread_fields("self_ask")}  # as its confidence step reads them
+    assert trust.choose("auto", "self_ask", read, corpus, Configuration.as_recorded) == (shipped["self_ask"], "")  # it never judges
     assert trust.choose("auto", "sunar", defaults, "another corpus", Configuration.as_recorded)[0] is None
     assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus, Configuration.as_recorded)[0] is None
     # fitted before the cpu profile turned the switches on: a field its run did not record is at the default it ran with
@@ -294,12 +298,14 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     for calibration, run in ((hops, "dev100-chain-support-qwen1.5b-cpu"), (unfit, "dev100-unfit-qwen1.5b-cpu")):
         assert trust.graph_of(calibration) == "sunar" and calibration["fitted_on"] == 100 and calibration["features"] == ["chain_support"]
         assert calibration["runs"] == [run]
-    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge"}, corpus, Configuration.as_recorded) == (hops, "")
-    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge", "unfit_answer": "both"}, corpus, Configuration.as_recorded) == (unfit, "")
-    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "judge", "unfit_answer": "choose"}, corpus, Configuration.as_recorded)[0] is None
+    assert trust.choose("auto", "sunar", {**defaults, "unfit_answer": "keep"}, corpus, Configuration.as_recorded) == (hops, "")
+    assert trust.choose("auto", "sunar", defaults, corpus, Configuration.as_recorded) == (unfit, "")  # the cpu profile's S
+    assert trust.choose("auto", "sunar", {**defaults, "unfit_answer": "choose"}, corpus, Configuration.as_recorded)[0] is None
     assert trust.choose("auto", "sunar", {**defaults, "hop_support": "reread"}, corpus, Configuration.as_recorded)[0] is None
-    assert trust.own_settings(hops, CPU_PROFILE) == ["hop_support=judge"] and trust.own_settings(shipped["sunar"], CPU_PROFILE) == []
-    assert trust.own_settings(unfit, CPU_PROFILE) == ["hop_support=judge", "unfit_answer=both"]
+    assert switches_of(hops, CPU_PROFILE) == ["unfit_answer=keep"] and switches_of(unfit, CPU_PROFILE) == []
+    assert switches_of(shipped["sunar"], CPU_PROFILE) == ["hop_support=off", "unfit_answer=keep"]  # fitted before the judge
+    assert switches_of(shipped["self_ask"], CPU_PROFILE) == []  # its graph reads neither
+    assert trust.own_settings(shipped["ra_isf"], CPU_PROFILE) == ["ra_isf_min_relevant=2"]  # a baseline's own switch
     sunar = shipped["sunar"]
     sure = trust.judge({"agreement": 1.0, "semantic_entropy": 0.0, "sets": 1, "chain_agrees": 1.0}, sunar)
     unsure = trust.judge({"agreement": 0.0, "semantic_entropy": 1.1, "sets": 3, "chain_agrees": 0.0}, sunar)
