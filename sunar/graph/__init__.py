@@ -199,7 +199,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
     if node == "rescore":
         return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
     if node == "answer_hop" and update.get("requery"):
-        return f"uncertain: retrieving again for {update['requery']!r}"
+        why = "its pages do not state its answer" if any("do not state" in n for n in update.get("notes") or []) else "uncertain"
+        return f"{why}: retrieving again for {update['requery']!r}"
     if node == "answer_hop":
         hop = (update.get("hops") or [{}])[-1]
         evidence = hop.get("evidence") or []

@@ -16,7 +16,9 @@ with the hop); with ``hop_support=reread``, an answer they do not state (P(yes) 
 once, ruled out, and the new answer is taken when it names something else and is better supported.
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
-``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence."""
+``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence.
+With ``hop_support=retrieve``, so is a hop whose pages do not state its answer (P(yes) < 0.5), for its
+own sub-question: NAR goes on past the documents scored."""
 
 from __future__ import annotations
 
@@ -134,6 +136,9 @@ def make_answer_hop(sampling: bool = True) -> Any:
             hop = supported(hop, read, cfg, res, call, config)
         if hop.get("unsupported"):
             notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
+        if sampling and cfg.hop_support == "retrieve" and not prior and hop.get("support") is not None and hop["support"] < 0.5:
+            return {"requery": state["sub_question"], "notes": [*notes, f"the pages read for {hop['question']!r} do not state "
+                    f"{hop['answer']!r} (p = {hop['support']:.2f}): retrieving again, past the documents scored"]}
         return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "requery": "", "prior": {}, "notes": notes}
 
     return answer_hop

@@ -333,6 +333,35 @@ def test_a_hop_answer_its_pages_do_not_state_is_read_again_with_it_ruled_out():
     assert line.endswith("; read again: its pages do not state 'Mel Brooks'; its pages state it: p = 1.00"), line
 
 
+def test_a_hop_answer_its_pages_do_not_state_is_retrieved_again_past_the_documents_scored():
+    """The first stage ranks Ronnie Rocket's page, then David Lynch's; NAR scores one: the reader takes Mel
+    Brooks from it, the judge says its page does not state that, and NAR goes on to the next page."""
+    asked = []
+
+    def answer(question, i):
+        if question.startswith("SUPPORT:"):
+            return "yes" if question.endswith("= David Lynch") or "born" in question else "no"
+        if question == "Who directed Ronnie Rocket?" and i == 0:
+            asked.append(question)
+            return "Mel Brooks" if len(asked) == 1 else "David Lynch"  # read again from both rounds' pages
+        return {"Where was David Lynch born?": "Missoula", "MER:" + QUESTION: "Missoula"}.get(question, "unknown")
+
+    rankings = {**RANKINGS, "Who directed Ronnie Rocket?": [("rr", 3.0), ("dl", 2.0)]}
+    llm = scripted_llm(self_ask, answer)
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, rankings), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 1, "budget": 1, "samples": 2, "asu_batches": False, "calibration": "off", "hop_samples": 1, "hop_support": "retrieve"}
+    steps = [(n, u) for chunk in build_graph("sunar").stream({"question": QUESTION}, {"configurable": cfg}, stream_mode="updates") for n, u in chunk.items()]
+    requeried = [u for n, u in steps if n == "answer_hop" and u.get("requery")]
+    assert len(requeried) == 1 and requeried[0]["requery"] == "Who directed Ronnie Rocket?"  # once, for its own sub-question
+    assert describe_step("answer_hop", requeried[0], {}) == "its pages do not state its answer: retrieving again for 'Who directed Ronnie Rocket?'"
+    hops = next(u for n, u in steps if n == "answer_hop" and u.get("hops"))["hops"]
+    assert hops[0]["answer"] == "David Lynch" and hops[0]["support"] == 1.0 and hops[0]["requery"] == "Who directed Ronnie Rocket?"
+    assert {e["id"] for e in hops[0]["evidence"]} == {"rr", "dl"}  # both rounds' pages
+    assert [u["answer"] for _, u in steps if u.get("answer")][-1] == "Missoula"
+    unjudged, _ = support_run("sunar", "judge")  # the judge alone retrieves nothing again
+    assert unjudged["hops"][0]["answer"] == "Mel Brooks" and "requery" not in unjudged["hops"][0]
+
+
 def test_a_support_judgement_alone_only_records_it():
     out, llm = support_run("sunar", "judge")
     assert [h["answer"] for h in out["hops"]] == ["Mel Brooks", "Brooklyn"]
