@@ -85,6 +85,8 @@ UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
 UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 #: ... and it beside Self-Ask in one run, for the time: dev 202-217 (the confirmation's last questions).
 TIMED = "confirm-time-qwen1.5b-cpu"
+#: The cpu profile's S with a hop its pages do not state retrieved again (``hop_support=retrieve``): dev 1-100 replayed from UNFIT_DEV's cache.
+RETRIEVE_DEV, S_RETRIEVE = "dev100-retrieve-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=retrieve+unfit_answer=both"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
 SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
@@ -219,6 +221,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table([*of(run(CHAIN_DEV), S_JUDGE), *of(run(UNFIT_DEV), S_UNFIT)], [S_JUDGE, S_UNFIT], base=S_JUDGE)),
         (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
+        (f"A hop its pages do not state, retrieved again (`hop_support=retrieve`), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV, RETRIEVE_DEV)}",
+         lambda: answers_table([*of(run(UNFIT_DEV), S_UNFIT), *of(run(RETRIEVE_DEV), S_RETRIEVE)], [S_UNFIT, S_RETRIEVE], base=S_UNFIT)),
         (f"What the doubted answers became, S with `unfit_answer=both`: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
         (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
