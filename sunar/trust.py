@@ -1,6 +1,5 @@
 """Whether the product stands behind an answer: the signals of :mod:`sunar.signals` combined into
-one number, the probability that the answer is right, by a calibration fitted on labelled runs
-(``sunar calibrate``).
+one number, the probability that the answer is right, by a calibration fitted on labelled runs (``sunar calibrate``).
 
 A calibration file records what it was fitted on: the graph, the LLM, the settings that change
 answers and the corpus's fingerprint; it is used only where all four match (:func:`choose`),
@@ -8,8 +7,7 @@ otherwise the answer says why none applies. It holds the combination (standardis
 equal weights, or a weight fitted per signal, made a probability by an L2-regularised logistic
 regression: Platt), the map from that score to a probability (the logistic itself, or isotonic
 when that held out better), optionally a probe on the LLM's hidden state (:mod:`sunar.evals.probe`),
-and the trust level that keeps at most ``alpha`` of the answers given wrong on the questions it
-was fitted on (a recommendation for the ``min_trust`` setting: answer only above it).
+and the trust levels for the ``min_trust`` setting (:mod:`sunar.evals.selective`: with a promise, and without).
 """
 
 from __future__ import annotations
@@ -214,11 +212,13 @@ def choose(spec: str, graph: str, values: dict[str, Any], corpus: str | None, re
         reason = mismatch(calibration, graph, values, corpus, resolve)
         if not reason:
             return calibration, ""
-        reasons.append((graph_of(calibration) == graph and calibration.get("llm") == values.get("llm"), reason))
+        same = graph_of(calibration) == graph and calibration.get("llm") == values.get("llm")
+        own = (calibration.get("corpus") or {}).get("sha256")  # one fitted with these settings is named first
+        reasons.append((same + (same and not mismatch(calibration, graph, values, own, resolve)), reason))
     fit = f"fit one with: sunar calibrate --run DIR --variant {graph}"
     if spec in ("", "off"):
         return None, "calibration is off"
-    close = [reason for same, reason in reasons if same]
+    close = [reason for same, reason in sorted(reasons, key=lambda r: -r[0]) if same]
     if close:
         return None, f"{close[0]}; {fit}"
     if spec != "auto":

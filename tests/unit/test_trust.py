@@ -287,7 +287,8 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     assert trust.choose("auto", "sunar", unjudged, corpus, Configuration.as_recorded) == (shipped["sunar"], "")
     read = {k: v for k, v in defaults.items() if k not in unread_fields("self_ask")}  # as its confidence step reads them
     assert trust.choose("auto", "self_ask", read, corpus, Configuration.as_recorded) == (shipped["self_ask"], "")  # it never judges
-    assert trust.choose("auto", "sunar", defaults, "another corpus", Configuration.as_recorded)[0] is None
+    elsewhere, why = trust.choose("auto", "sunar", defaults, "another corpus", Configuration.as_recorded)
+    assert elsewhere is None and "sunar-unfit-answer-embedded-qwen2.5-1.5b.json was fitted on another corpus" in why  # the one for these settings
     assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus, Configuration.as_recorded)[0] is None
     # fitted before the cpu profile turned the switches on: a field its run did not record is at the default it ran with
     why = trust.choose("auto", "sunar_r", defaults, corpus, Configuration.as_recorded)[1]
