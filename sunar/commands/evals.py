@@ -34,8 +34,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def unpromised(at: dict[str, Any]) -> str:
-    """What the level without a promise (:func:`sunar.evals.calibration.risk_level`) answered."""
+def unpromised(at: dict[str, Any] | None) -> str:
+    """What the level without a promise (:func:`sunar.evals.selective.risk_level`) answered."""
+    if at is None:
+        return "it has no level without a promise (none kept alpha where it was fitted)"
     if not at["answered"]:
         return "its level without a promise answers nothing"
     return f"its level without a promise answers {at['answered']} ({at['coverage']:.0%}), {at['accuracy']:.0%} right"

@@ -246,7 +246,8 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
     scores = probability(calibration, signal_matrix(rows, calibration["features"]))
     answered = scores >= float(calibration["threshold"])
     errors = int((1 - correct[answered]).sum())
-    at_level = scores >= float(calibration.get("level", math.inf))
+    level = float(calibration.get("level", math.inf))  # none (an older file, or no point kept alpha): inf
+    at_level = scores >= level
     return {
         "n": len(rows),
         "accuracy": float(correct.mean()),
@@ -259,6 +260,6 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
         "accuracy_answered": float(correct[answered].mean()) if answered.any() else None,
         "error_bound": error_bound(errors, int(answered.sum()), 1 - float(calibration.get("delta", 0.1))),
         "at_level": {"answered": int(at_level.sum()), "coverage": float(at_level.mean()),
-                     "accuracy": float(correct[at_level].mean()) if at_level.any() else None},
+                     "accuracy": float(correct[at_level].mean()) if at_level.any() else None} if math.isfinite(level) else None,
         "scores": [round(float(v), 6) for v in scores],
     }

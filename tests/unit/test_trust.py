@@ -209,6 +209,10 @@ def test_too_few_answers_for_the_promise_still_give_a_level_and_say_it_has_none(
     assert level_of(trust.read(out)) == f"min_trust={fitted['level']:.2f} kept at most 30% wrong there (no guarantee)"
     assert main(["calibrate", "--run", str(tmp_path / "b"), "--check", str(out)]) == 0
     assert "its threshold answers nothing; its level without a promise answers 20 (50%), 90% right" in capsys.readouterr().out
+    older = tmp_path / "older.json"  # a file from before the level, or one where no point kept alpha
+    older.write_text(json.dumps({k: v for k, v in fitted.items() if not k.startswith("level")}))
+    assert main(["calibrate", "--run", str(tmp_path / "b"), "--check", str(older)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("it has no level without a promise (none kept alpha where it was fitted)")
 
 
 def test_calibrate_reads_the_compressed_predictions_a_repository_keeps(tmp_path):
