@@ -22,7 +22,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from sunar import shape_prior
-from sunar.evals.selective import conformal_threshold, error_bound, risk_level
+from sunar.evals.selective import conformal_threshold, error_bound, given, risk_level
 from sunar.trust import COMBINED, FEATURES, WEIGHTS, predict, probability, signal_matrix
 
 COVERAGES = (0.25, 0.5, 0.75)
@@ -244,10 +244,10 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
         rows = with_shape_prior(rows, [shape_prior.signal(calibration, str(r.get("question", ""))) for r in rows])
     correct = np.array([right(r) for r in rows])
     scores = probability(calibration, signal_matrix(rows, calibration["features"]))
-    answered = scores >= float(calibration["threshold"])
+    answered, coverage, accuracy = given(scores, correct, float(calibration["threshold"]))
     errors = int((1 - correct[answered]).sum())
     level = float(calibration.get("level", math.inf))  # none (an older file, or no point kept alpha): inf
-    at_level = scores >= level
+    at_level, level_coverage, level_accuracy = given(scores, correct, level)
     return {
         "n": len(rows),
         "accuracy": float(correct.mean()),
@@ -256,10 +256,9 @@ def check_calibration(calibration: dict[str, Any], records: Sequence[dict[str, A
         "ece": ece(scores, correct),
         "accuracy_at": {str(c): accuracy_at(scores, correct, c) for c in COVERAGES},
         "answered": int(answered.sum()),
-        "coverage": float(answered.mean()),
-        "accuracy_answered": float(correct[answered].mean()) if answered.any() else None,
+        "coverage": coverage,
+        "accuracy_answered": accuracy,
         "error_bound": error_bound(errors, int(answered.sum()), 1 - float(calibration.get("delta", 0.1))),
-        "at_level": {"answered": int(at_level.sum()), "coverage": float(at_level.mean()),
-                     "accuracy": float(correct[at_level].mean()) if at_level.any() else None} if math.isfinite(level) else None,
+        "at_level": {"answered": int(at_level.sum()), "coverage": level_coverage, "accuracy": level_accuracy} if math.isfinite(level) else None,
         "scores": [round(float(v), 6) for v in scores],
     }

@@ -26,6 +26,13 @@ def error_bound(errors: int, answered: int, confidence: float) -> float:
     return 1.0 if errors >= answered else float(beta.ppf(confidence, errors + 1, answered - errors))
 
 
+def given(scores: np.ndarray, correct: np.ndarray, threshold: float) -> tuple[np.ndarray, float, float | None]:
+    """The answers given at ``threshold`` (a mask), their share of all, and the share of them right
+    (None when none is given)."""
+    answered = scores >= threshold
+    return answered, float(answered.mean()) if len(scores) else 0.0, float(correct[answered].mean()) if answered.any() else None
+
+
 def conformal_threshold(scores: Sequence[float], correct: Sequence[float], alpha: float, delta: float = 0.1) -> dict[str, Any]:
     """The threshold on the score above which answers are given, so that the answered questions'
     error rate is at most ``alpha`` with probability at least 1 - ``delta`` (Geifman and El-Yaniv's
@@ -46,15 +53,8 @@ def conformal_threshold(scores: Sequence[float], correct: Sequence[float], alpha
             chosen, high = candidates[mid], mid - 1  # safe: try answering more
         else:
             low = mid + 1  # not safe: answer fewer
-    answered = s >= chosen
-    return {
-        "threshold": chosen,
-        "alpha": alpha,
-        "delta": delta,
-        "n": len(s),
-        "coverage": float(answered.mean()) if len(s) else 0.0,
-        "accuracy_answered": float(y[answered].mean()) if answered.any() else None,
-    }
+    _, coverage, accuracy = given(s, y, chosen)
+    return {"threshold": chosen, "alpha": alpha, "delta": delta, "n": len(s), "coverage": coverage, "accuracy_answered": accuracy}
 
 
 def risk_level(scores: Sequence[float], correct: Sequence[float], alpha: float) -> dict[str, Any]:
@@ -64,9 +64,5 @@ def risk_level(scores: Sequence[float], correct: Sequence[float], alpha: float) 
     s, y = np.asarray(scores, dtype=float), np.asarray(correct, dtype=float)
     kept = [t for t in sorted(set(s.tolist())) if (1 - y[s >= t]).mean() <= alpha]
     level = kept[0] if kept else math.inf
-    answered = s >= level
-    return {
-        "level": level,
-        "level_coverage": float(answered.mean()) if len(s) else 0.0,
-        "level_accuracy": float(y[answered].mean()) if answered.any() else None,
-    }
+    _, coverage, accuracy = given(s, y, level)
+    return {"level": level, "level_coverage": coverage, "level_accuracy": accuracy}

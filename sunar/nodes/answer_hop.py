@@ -134,11 +134,11 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 notes.append(f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain")
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
             hop = supported(hop, read, cfg, res, call, config)
-        if hop.get("unsupported"):
-            notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
-        if sampling and cfg.hop_support == "retrieve" and not prior and hop.get("support") is not None and hop["support"] < 0.5:
-            return {"requery": state["sub_question"], "notes": [*notes, f"the pages read for {hop['question']!r} do not state "
-                    f"{hop['answer']!r} (p = {hop['support']:.2f}): retrieving again, past the documents scored"]}
+            if hop.get("unsupported"):
+                notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
+            if cfg.hop_support == "retrieve" and not prior and hop.get("support") is not None and hop["support"] < 0.5:
+                return {"requery": state["sub_question"], "notes": [*notes, f"the pages read for {hop['question']!r} do not state "
+                        f"{hop['answer']!r} (p = {hop['support']:.2f}): retrieving again, past the documents scored"]}
         return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "requery": "", "prior": {}, "notes": notes}
 
     return answer_hop
