@@ -26,6 +26,11 @@ from typing_extensions import TypedDict
 from sunar.stores.corpus import Document
 
 Pool = Literal["ranking", "neighbours"]
+#: What a step that acted on a doubt did: a hop retrieved again because its answers disagreed
+#: ("uncertain") or its pages did not state it ("unsupported"); the final answer outvoted by the
+#: chains ("outvoted") or replaced by the last hop's supported one ("hop_supported"); a doubted
+#: answer that stands, no next step having been found ("stands").
+Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "stands"]
 
 
 class Evidence(TypedDict):
@@ -148,3 +153,4 @@ class SunarState(InputState, OutputState, total=False):
     prior: dict[str, Any]  # while a hop is retrieved again: its first round's R+ ("scored") and "batches"
     judged: dict[str, float | None]  # with hop_support: the check's judge of the final answer (answer_fits, chain_support)
     went_on: bool  # unfit_answer=go_on: the chain went one step further once already
+    acted: Acted  # what the last step that acted on a doubt did (the stream's and Studio's line; the notes say why)

@@ -146,3 +146,9 @@ def scripted_llm(
 
 def resources(llm, scorer, index, nli=None) -> Resources:
     return Resources(llm=llm, scorer=scorer, nli=nli or TableNLI(), index=index)
+
+
+def whole_state(graph, inputs: dict, config: dict) -> dict:
+    """The graph's whole last state: its output and its working fields, as Studio shows them."""
+    *_, last = graph.stream(inputs, config, stream_mode="values")
+    return last

@@ -199,7 +199,7 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
     if node == "rescore":
         return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
     if node == "answer_hop" and update.get("requery"):
-        why = "its pages do not state its answer" if any("do not state" in n for n in update.get("notes") or []) else "uncertain"
+        why = "its pages do not state its answer" if update.get("acted") == "unsupported" else "uncertain"
         return f"{why}: retrieving again for {update['requery']!r}"
     if node == "answer_hop":
         hop = (update.get("hops") or [{}])[-1]
@@ -225,14 +225,14 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             return f"{len(chains)} chains: " + "; ".join(f"{c['answer']} (p = {c['weight']:.2f})" for c in chains) + f"; chose {update['chosen'] + 1}"
         return None
     if node == "vote" and update.get("answer"):
-        if any("which its pages state" in n for n in update.get("notes") or []):
+        if update.get("acted") == "hop_supported":
             return f"the last hop's supported answer replaced the final step's: {update['answer']}"
         return f"the chains outvoted the final step: {update['answer']}"
     if node == "check" and update.get("sub_question"):
         return f"the answer does not answer the question; its chain goes on: {update['sub_question']}"
     if node == "check" and update.get("answer"):
         return f"the answer does not answer the question; another found does: {update['answer']}"
-    if node == "check" and any(STANDS in n for n in update.get("notes") or []):
+    if node == "check" and update.get("acted") == "stands":
         return f"the answer does not answer the question; {STANDS}"
     if node == "shorten" and update.get("answer"):
         return f"answer cut to what the question asks for: {update['answer']}"

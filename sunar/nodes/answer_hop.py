@@ -117,7 +117,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
             named = [c["answer"] for c in hop["candidates"] if known(c["answer"])]
             if cfg.requery and not prior and len(named) > 1:
                 query = " ".join([state["sub_question"], *named])
-                return {"requery": query, "notes": [f"{len(named)} candidate answers for {state['sub_question']!r}: retrieving again with them"]}
+                return {"requery": query, "acted": "uncertain", "notes": [f"{len(named)} candidate answers for {state['sub_question']!r}: retrieving again with them"]}
             if prior:
                 hop["requery"] = state.get("requery", "")
             chains = list(state.get("chains") or [])
@@ -137,7 +137,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
             if hop.get("unsupported"):
                 notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
             if cfg.hop_support == "retrieve" and not prior and hop.get("support") is not None and hop["support"] < 0.5:
-                return {"requery": state["sub_question"], "notes": [*notes, f"the pages read for {hop['question']!r} do not state "
+                return {"requery": state["sub_question"], "acted": "unsupported", "notes": [*notes, f"the pages read for {hop['question']!r} do not state "
                         f"{hop['answer']!r} (p = {hop['support']:.2f}): retrieving again, past the documents scored"]}
         return {**update, "hops": [*(state.get("hops") or []), hop], "sub_question": "", "requery": "", "prior": {}, "notes": notes}
 

@@ -102,5 +102,5 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             rest = [c for i, c in enumerate(chains) if i != chosen]  # the chain goes on: it is done again when it ends
             return {"sub_question": step, "went_on": True, "chains": rest, "chosen": None, "draft_answer": "", "notes": [note]}
         if note:  # it could not go on: why stays in the trace
-            return {"judged": judged(state, p), "notes": [note]}
+            return {"judged": judged(state, p), "acted": "stands", "notes": [note]}
     return {"judged": judged(state, p)}

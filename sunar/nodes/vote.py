@@ -50,7 +50,7 @@ def vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if hop is None:
         return update
     note = f"the last hop's answer {hop!r}, which its pages state, replaced the final step's {answer!r}"
-    return {"answer": hop, "notes": [*update.get("notes", []), note]}
+    return {"answer": hop, "acted": "hop_supported", "notes": [*update.get("notes", []), note]}
 
 
 def chain_vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
@@ -63,4 +63,4 @@ def chain_vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     winner = tally(answers, weights, semantic_sets(state["question"], answers, resources(config).nli))
     if winner == state["answer"]:
         return {}
-    return {"answer": winner, "notes": [f"the chains outvoted the final step's answer {state['answer']!r}"]}
+    return {"answer": winner, "acted": "outvoted", "notes": [f"the chains outvoted the final step's answer {state['answer']!r}"]}

@@ -3,7 +3,7 @@ the final vote and grounded answers, with a scripted LLM and a scripted NLI."""
 
 import re
 
-from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm, whole_state
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.next_chain import choose, support
 from sunar.nodes.vote import tally
@@ -66,7 +66,7 @@ def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Misso
     llm.chat.script = lambda prompt, i: retry if retry is not None and "on the way to the answer" in prompt else script(prompt, i)
     res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "hop_samples": 2, "asu_batches": False, "calibration": "off", **config}
-    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
+    return whole_state(build_graph(variant), {"question": QUESTION}, {"configurable": cfg}), llm
 
 
 def test_an_uncertain_hop_branches_and_each_chain_is_followed():
@@ -132,7 +132,7 @@ def test_documents_read_alone_that_disagree_on_the_bridge_branch_the_chain():
 def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
     out, llm = run(requery=True, branch_width=2)
     hop1 = out["hops"][0]
-    assert hop1["requery"] == "Who directed Ronnie Rocket? David Lynch Mel Brooks"
+    assert hop1["requery"] == "Who directed Ronnie Rocket? David Lynch Mel Brooks" and out["acted"] == "uncertain"
     # the second first stage skips what the first round scored; the hop reads both rounds
     assert [b["ids"] for b in hop1["batches"]] == [["rr"], ["mb"]]
     assert [e["id"] for e in hop1["evidence"]] == ["rr", "mb"]
@@ -290,7 +290,7 @@ def test_the_stream_shows_candidates_and_chains():
     hop["samples"] = ["David Lynch", "David Lynch", "Mel Brooks"]
     assert "; candidates of 3 answers: David Lynch (67%), Mel Brooks (33%)" in describe_step("answer_hop", {"hops": [hop]}, {})
     chains = [{"answer": "Missoula", "weight": 0.67}, {"answer": "Brooklyn", "weight": 0.33}]
-    assert describe_step("answer_hop", {"requery": "Who directed it? A B"}, {}) == "uncertain: retrieving again for 'Who directed it? A B'"
+    assert describe_step("answer_hop", {"requery": "Who directed it? A B", "acted": "uncertain"}, {}) == "uncertain: retrieving again for 'Who directed it? A B'"
     assert describe_step("retrieve", {"ranking": [("d", 1.0)]}, {"requery": "q A B"}) == "first stage again, for 'q A B': 1 documents"
     assert describe_step("next_chain", {"chains": chains, "chosen": 0}, {}) == "2 chains: Missoula (p = 0.67); Brooklyn (p = 0.33); chose 1"
     assert "Mel Brooks" in describe_step("next_chain", {"chains": chains[:1], "chosen": None, "hops": [{**hop, "answer": "Mel Brooks"}], "weight": 0.33}, {})
@@ -315,7 +315,7 @@ def support_run(variant, hop_support, reread="David Lynch", fits="yes", **config
     llm = scripted_llm(self_ask, answer)
     res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": hop_support, **config}
-    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
+    return whole_state(build_graph(variant), {"question": QUESTION}, {"configurable": cfg}), llm
 
 
 def test_a_hop_answer_its_pages_do_not_state_is_read_again_with_it_ruled_out():
@@ -353,6 +353,7 @@ def test_a_hop_answer_its_pages_do_not_state_is_retrieved_again_past_the_documen
     steps = [(n, u) for chunk in build_graph("sunar").stream({"question": QUESTION}, {"configurable": cfg}, stream_mode="updates") for n, u in chunk.items()]
     requeried = [u for n, u in steps if n == "answer_hop" and u.get("requery")]
     assert len(requeried) == 1 and requeried[0]["requery"] == "Who directed Ronnie Rocket?"  # once, for its own sub-question
+    assert requeried[0]["acted"] == "unsupported"
     assert describe_step("answer_hop", requeried[0], {}) == "its pages do not state its answer: retrieving again for 'Who directed Ronnie Rocket?'"
     hops = next(u for n, u in steps if n == "answer_hop" and u.get("hops"))["hops"]
     assert hops[0]["answer"] == "David Lynch" and hops[0]["support"] == 1.0 and hops[0]["requery"] == "Who directed Ronnie Rocket?"
@@ -400,6 +401,7 @@ def test_a_reread_that_names_the_same_or_nothing_or_is_no_better_keeps_the_first
 def test_a_final_answer_gives_way_to_the_last_hops_answer_its_pages_state():
     out, _ = support_run("sunar", "judge", final_from_hop=True)  # the chain goes on from Mel Brooks to Brooklyn; MER says Missoula
     assert out["answer"] == "Brooklyn" and any("which its pages state, replaced the final step's 'Missoula'" in n for n in out["notes"])
+    assert out["acted"] == "hop_supported"
     kept, _ = support_run("sunar", "judge")  # off: MER's answer stands
     assert kept["answer"] == "Missoula"
     agreed, _ = support_run("self_ask", "judge", final_from_hop=True)  # Self-Ask concluded with the last hop's answer
@@ -419,5 +421,6 @@ def test_the_last_hops_answer_replaces_nothing_unless_supported_past_the_bridge_
     assert supported_hop({"question": question, "answer": "Montana", "hops": hops[:1]}) is None  # a chain that ended on its bridge
     assert supported_hop({"question": question, "answer": "Montana", "hops": [hops[0], {**hops[1], "answer": "unknown"}]}) is None
     assert supported_hop({"question": question, "answer": "Montana", "hops": []}) is None
-    line = describe_step("vote", {"answer": "Missoula", "notes": ["the last hop's answer 'Missoula', which its pages state, replaced ..."]}, {})
+    line = describe_step("vote", {"answer": "Missoula", "acted": "hop_supported"}, {})
     assert line == "the last hop's supported answer replaced the final step's: Missoula"
+    assert describe_step("vote", {"answer": "Missoula", "acted": "outvoted"}, {}) == "the chains outvoted the final step: Missoula"

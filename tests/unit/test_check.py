@@ -4,7 +4,7 @@ with a scripted LLM whose judge says yes or no per answer."""
 
 import re
 
-from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm, whole_state
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.check import alternatives, conclusions, fits, judged
 from sunar.prompts import support
@@ -62,7 +62,7 @@ def checked(self_ask, mer_answers, fitting=(), variant="sunar", **config):
     llm = scripted_llm(self_ask, answer)
     res = resources(llm, TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": "judge", **config}
-    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
+    return whole_state(build_graph(variant), {"question": QUESTION}, {"configurable": cfg}), llm
 
 
 def judged_answers(llm) -> list[str]:
@@ -106,7 +106,7 @@ def test_a_doubted_answer_whose_chain_finds_no_next_step_stands_and_says_why():
     out, _ = checked(unnamed, ["David Lynch"], fitting=(), unfit_answer="go_on")
     assert len(out["hops"]) == 1 and out["answer"] == "David Lynch" and out["signals"]["answer_fits"] == 0.0
     assert any(n.startswith("the final answer 'David Lynch' does not answer the question") and n.endswith(STANDS) for n in out["notes"])
-    assert describe_step("check", {"notes": [f"... ; {STANDS}"]}, {}) == f"the answer does not answer the question; {STANDS}"
+    assert out["acted"] == "stands" and describe_step("check", {"acted": "stands"}, {}) == f"the answer does not answer the question; {STANDS}"
     record = {"answer": out["answer"], "notes": out["notes"], "gold": ["Missoula"], "signals": out["signals"], "metrics": {"cover_em": 0.0}}
     assert doubted(record) is None  # it did not act: the results tables count it as neither
     assert "| its chain of one hop went one step further (`go_on`): n (right now; right before) | 0 (0; 0) |" in acted_table([("run", [record])])
