@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.results_render import fmt, table
-from benchmarks.results_runs import Records, correct
+from benchmarks.results_runs import Records, correct, scores
 from sunar.evals import calibration
 from sunar.evals.metrics import paired_comparison
 from sunar.nodes.decompose import STANDS
-from sunar.signals import agrees
+from sunar.signals import agrees, known
 from sunar.trust import COMBINED, FEATURES, signal_matrix
 
 
@@ -205,3 +205,31 @@ def _before(records: Records) -> Records:
 def _right(records: Records) -> int:
     """How many of ``records`` are right (cover-EM)."""
     return int(correct(records).sum()) if records else 0
+
+
+def sample_vote(record: dict[str, Any], least: int) -> str:
+    """The answer a vote of the answers sampled from the final evidence would give: where none of
+    them agrees with the final answer (its recorded ``agreement`` is 0) and at least ``least`` agree
+    with each other (cover-EM's test both ways), their first; else the final answer."""
+    answer, samples = str(record.get("answer") or ""), [s for s in record["signals"].get("samples") or [] if known(s)]
+    if record["signals"].get("agreement") != 0 or not samples:
+        return answer
+    backing = [sum(agrees(s, t) for t in samples) for s in samples]
+    return samples[backing.index(max(backing))] if max(backing) >= least else answer
+
+
+def sample_vote_table(label: str, records: Records, least: Sequence[int] = (2, 3)) -> str:
+    """What a vote of the m answers sampled from the final evidence (the confidence step's) against
+    the final answer would have changed, replayed on a run's recorded samples: answers changed, and
+    the wins and losses against the run's own answers by cover-EM and by EM."""
+    rows = [r for r in records if not r.get("error") and r["signals"].get("samples")]
+    body = []
+    for k in least:
+        voted = [{**r, "answer": sample_vote(r, k)} for r in rows]
+        changed = sum(v["answer"] != r.get("answer") for v, r in zip(voted, rows, strict=True))
+        cells = []
+        for metric in ("cover_em", "em"):
+            c = paired_comparison([scores(v)[metric] for v in voted], [scores(r)[metric] for r in rows])
+            cells.append(f"{c['wins']} / {c['losses']} (p = {c['p']:.3f})")
+        body.append([f"{label}: at least {k} samples agree, none with the final answer", str(len(rows)), str(changed), *cells])
+    return table(["vote", "answers", "changed", "cover-EM wins / losses", "EM wins / losses"], body)

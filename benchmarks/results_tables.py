@@ -20,7 +20,14 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.results_confidence import acted_table, calibrated_table, chain_table, signals_table, support_table
+from benchmarks.results_confidence import (
+    acted_table,
+    calibrated_table,
+    chain_table,
+    sample_vote_table,
+    signals_table,
+    support_table,
+)
 from benchmarks.results_render import (
     answers_table,
     branching_table,
@@ -225,6 +232,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table([*of(run(UNFIT_DEV), S_UNFIT), *of(run(RETRIEVE_DEV), S_RETRIEVE)], [S_UNFIT, S_RETRIEVE], base=S_UNFIT)),
         (f"What the doubted answers became, S with `unfit_answer=both`: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
+        (f"A vote of the answers sampled from the final evidence against the final answer (replayed: no call), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV)}",
+         lambda: sample_vote_table("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))),
         (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
          lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
         (f"S where a doubted answer acts and Self-Ask in one run, for the time, dev 202-217: {where(TIMED)}",

@@ -264,3 +264,20 @@ def test_acted_table_counts_what_the_doubted_answers_became_by_the_checks_notes(
     assert "| its chain of one hop went one step further (`go_on`): n (right now; right before) | 1 (1; 1) | 0 (0; 0) |" in lines
     assert "| acting against keeping the doubted answer: wins / losses (sign test p) | 1 / 1 (p = 1.00) | - |" in lines  # q1 won, q4 lost
     assert "| answers still judged not to answer the question: n (right) | 1 (1) | 0 (0) |" in lines
+
+
+def test_a_vote_of_the_sampled_answers_replaces_a_final_answer_none_of_them_agrees_with():
+    from benchmarks.results_confidence import sample_vote, sample_vote_table
+
+    def record(answer, samples, agreement, gold):
+        return {"answer": answer, "gold": gold, "signals": {"samples": samples, "agreement": agreement}}
+
+    won = record("Seoul", ["Korea", "Goryeo", "South Korea"], 0.0, ["Korea"])  # "Korea" is in two of the three
+    lost = record("Korea", ["Goryeo", "Goryeo", "unknown"], 0.0, ["Korea"])
+    agreed = record("Missoula", ["Missoula, Montana", "Paris", "Paris"], 1 / 3, ["Missoula"])  # one agrees: no vote
+    scattered = record("Lyon", ["Paris", "Rome", "unknown"], 0.0, ["Paris"])  # no two agree
+    assert [sample_vote(r, 2) for r in (won, lost, agreed, scattered)] == ["Korea", "Goryeo", "Missoula", "Lyon"]
+    assert sample_vote(won, 3) == "Seoul" and sample_vote(record("Lyon", [], 0.0, ["Paris"]), 1) == "Lyon"
+    lines = sample_vote_table("dev", [won, lost, agreed, scattered]).splitlines()
+    assert lines[2] == "| dev: at least 2 samples agree, none with the final answer | 4 | 2 | 1 / 1 (p = 1.000) | 1 / 1 (p = 1.000) |"
+    assert lines[3] == "| dev: at least 3 samples agree, none with the final answer | 4 | 0 | 0 / 0 (p = 1.000) | 0 / 0 (p = 1.000) |"
