@@ -78,8 +78,15 @@ def no_network_prefix() -> list[str] | None:
     return None
 
 
+@pytest.fixture(scope="module")
+def calls(tmp_path_factory):
+    """One LLM cache for this module's two questions on the embedded model: the second replays the first's
+    generations (same question, same settings) and computes only what is new to it (the probe's hidden state)."""
+    return ["--set", f"llm_cache={tmp_path_factory.mktemp('llm-cache') / 'calls.sqlite'}"]
+
+
 @pytest.mark.slow
-def test_ask_end_to_end_with_the_embedded_model_offline(tmp_path):
+def test_ask_end_to_end_with_the_embedded_model_offline(tmp_path, calls):
     """The main job as on a fresh machine, in a network namespace with no interface up, so nothing
     can leave the machine (not even to a local Ollama) and the product's own offline settings must
     do (the test run's HF_*_OFFLINE are dropped): the demo index is built on first use, the real
@@ -97,7 +104,7 @@ def test_ask_end_to_end_with_the_embedded_model_offline(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OLLAMA_HOST")}
     result = subprocess.run(
         [*prefix, sys.executable, "-m", "sunar.cli", "ask", "Where was the director of film Ronnie Rocket born?", "--json",
-         "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2", "--set", "min_trust=0.5"],
+         "--set", "budget=8", "--set", "samples=2", "--set", "max_hops=2", "--set", "min_trust=0.5", *calls],
         capture_output=True, text=True, timeout=1800, env=env,
     )
     assert result.returncode == 0, result.stderr
@@ -114,7 +121,7 @@ def test_ask_end_to_end_with_the_embedded_model_offline(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_calibration_fitted_for_this_run_shows_its_probability_with_the_models_own_hidden_state(tmp_path):
+def test_a_calibration_fitted_for_this_run_shows_its_probability_with_the_models_own_hidden_state(tmp_path, calls):
     """The embedded model end to end with a calibration that matches the run (graph, model, settings,
     the demo corpus) and holds a probe: the probe reads the real model's hidden state, and the reply
     gives the calibrated probability that the answer is right."""
@@ -135,7 +142,7 @@ def test_a_calibration_fitted_for_this_run_shows_its_probability_with_the_models
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(calibration))
     result = sunar("ask", "Where was the director of film Ronnie Rocket born?", "--json", *[a for k, v in settings.items() if k != "llm"
-                   for a in ("--set", f"{k}={v}")], "--llm", settings["llm"], "--set", f"calibration={path}", timeout=1800)
+                   for a in ("--set", f"{k}={v}")], "--llm", settings["llm"], "--set", f"calibration={path}", *calls, timeout=1800)
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     assert 0.0 < record["signals"]["probe"] < 1.0  # the probe read the model's hidden state
