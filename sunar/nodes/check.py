@@ -23,7 +23,7 @@ from sunar.nodes.decompose import going_on
 from sunar.prompts.support import LABELS, fits_messages, p_yes
 from sunar.resources import resources
 from sunar.signals import agrees, chain_support, hop_support, known, whole_chain
-from sunar.text import normalize_answer
+from sunar.text import normalize_answer, without_country
 from sunar.usage import node
 
 #: Below this P(yes), the judge says the answer does not answer the question.
@@ -94,7 +94,11 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         scored = [(q, a) for a in alternatives(state) if (q := fits(llm, state, a)) is not None]
         best = max(scored, key=lambda s: s[0], default=None)
         if best is not None and best[0] >= FITS:
-            return {"answer": best[1], "judged": judged(state, best[0]), "notes": [chose_note(answer, p, best[1], best[0])]}
+            notes = [chose_note(answer, p, best[1], best[0])]
+            place = without_country(state["question"], best[1]) if cfg.drop_country else best[1]  # as shorten does MER's
+            if place != best[1]:
+                notes.append(f"the country was dropped from the answer {best[1]!r}")
+            return {"answer": place, "judged": judged(state, best[0]), "notes": notes}
     if cfg.unfit_answer in ("go_on", "both") and not state.get("went_on"):
         step, note = going_on(state, config, cfg)
         if step:

@@ -99,6 +99,20 @@ def test_a_doubted_answer_of_a_chain_that_stopped_on_its_bridge_goes_one_step_fu
     assert len(capped["hops"]) == 1
 
 
+def test_an_answer_found_instead_loses_its_country_as_the_final_steps_does_with_drop_country():
+    from sunar.nodes.check import check
+
+    hops = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"},
+            {"question": "Where was David Lynch born?", "answer": "Missoula, United States"}]
+    state = {"question": QUESTION, "answer": "Montana", "hops": hops, "draft_answer": "", "chains": []}
+    llm = scripted_llm(two_hops, lambda q, i: "yes" if q.endswith("= Missoula, United States") else "no")
+    for drop, answer in ((True, "Missoula"), (False, "Missoula, United States")):
+        config = {"configurable": {"resources": resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS)),
+                                   "hop_support": "judge", "unfit_answer": "choose", "drop_country": drop}}
+        out = check(state, config)
+        assert out["answer"] == answer and out["notes"][0].endswith("'Missoula, United States' answers the question (p = 1.00)")
+        assert (out["notes"][1:] == ["the country was dropped from the answer 'Missoula, United States'"]) == drop
+
 def test_a_doubted_answer_whose_chain_finds_no_next_step_stands_and_says_why():
     from benchmarks.results_confidence import acted_table, doubted
     from sunar.nodes.decompose import STANDS
