@@ -48,7 +48,7 @@ from benchmarks.results_stored import (
     rescoring_table,
     scale_table,
 )
-from benchmarks.subsets import final_from_hop, ruled
+from benchmarks.subsets import final_from_hop, ruled, without_region
 from sunar.trust import COMBINED, FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,6 +234,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
         (f"A vote of the answers sampled from the final evidence against the final answer (replayed: no call), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV)}",
          lambda: sample_vote_table("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))),
+        (f"A place answer cut to its first part where the question asks where (a rule replayed on the stored answers, not in the product), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV)}",
+         lambda: answers_table([*of(run(UNFIT_DEV), S_UNFIT), *ruled(run(UNFIT_DEV), S_UNFIT, "drop_region=true", without_region)],
+                               [S_UNFIT, f"{S_UNFIT}+drop_region=true"], base=S_UNFIT)),
         (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
          lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
         (f"S where a doubted answer acts and Self-Ask in one run, for the time, dev 202-217: {where(TIMED)}",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,19 @@ def final_from_hop(record: dict[str, Any]) -> str | None:
     final one, with ``drop_country`` as the run had it after."""
     hop = supported_hop({"question": record["question"], "answer": record["answer"], "hops": record.get("reasoning_path") or []})
     return None if hop is None else without_country(record["question"], hop)
+
+
+#: A question that asks where something or someone was or is (a place of birth, death, burial, study).
+ASKS_WHERE = re.compile(r"^(where\b|what is the place of (birth|death|burial)\b)", re.IGNORECASE)
+
+
+def without_region(record: dict[str, Any]) -> str | None:
+    """A rule tried on stored answers, not a switch of the product: where the question asks where, a
+    place answer keeps only its first part ("Passaic, New Jersey" -> "Passaic"); None: unchanged."""
+    answer = str(record.get("answer") or "")
+    if not ASKS_WHERE.search(str(record["question"])) or ", " not in answer or re.search(r"\d", answer):
+        return None
+    return answer.split(", ")[0]
 
 
 def main(argv: list[str] | None = None) -> None:

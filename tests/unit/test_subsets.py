@@ -72,3 +72,17 @@ def test_a_rule_without_calls_is_replayed_on_the_stored_records():
         ("q2", "S+final_from_hop=true", "Missoula"),  # it agreed already
     ]
     assert rows[0]["answer"] == "Montana"  # the stored records are left as they are
+
+
+def test_the_region_rule_keeps_a_places_first_part_only_where_the_question_asks_where():
+    from benchmarks.subsets import without_region
+
+    def cut(question, answer):
+        return without_region({"question": question, "answer": answer})
+
+    assert cut("Where was the wife of Thomas Forsthoefel born?", "Passaic, New Jersey") == "Passaic"
+    assert cut("What is the place of birth of X?", "Tondo, Manila, Philippines") == "Tondo"
+    assert cut("Where was X born?", "Passaic") is None  # nothing to cut
+    assert cut("When was X born?", "Passaic, New Jersey") is None  # not asked where
+    assert cut("Where did X die?", "6 January 1975, Paris") is None  # a date is no place
+    assert cut("Who is the father of X?", "Sir Francis Baring, 1st Baronet") is None
