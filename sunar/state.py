@@ -28,9 +28,10 @@ from sunar.stores.corpus import Document
 Pool = Literal["ranking", "neighbours"]
 #: What a step that acted on a doubt did: a hop retrieved again because its answers disagreed
 #: ("uncertain") or its pages did not state it ("unsupported"); the final answer outvoted by the
-#: chains ("outvoted") or replaced by the last hop's supported one ("hop_supported"); a doubted
-#: answer that stands, no next step having been found ("stands").
-Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "stands"]
+#: chains ("outvoted") or replaced by the last hop's supported one ("hop_supported"); a doubted final
+#: answer replaced by another answer found ("chose"), its chain of one hop gone one step further
+#: ("went_on"), or left standing, no next step having been found ("stands").
+Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "chose", "went_on", "stands"]
 
 
 class Evidence(TypedDict):

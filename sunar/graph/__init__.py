@@ -228,9 +228,9 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         if update.get("acted") == "hop_supported":
             return f"the last hop's supported answer replaced the final step's: {update['answer']}"
         return f"the chains outvoted the final step: {update['answer']}"
-    if node == "check" and update.get("sub_question"):
+    if node == "check" and update.get("acted") == "went_on":
         return f"the answer does not answer the question; its chain goes on: {update['sub_question']}"
-    if node == "check" and update.get("answer"):
+    if node == "check" and update.get("acted") == "chose":
         return f"the answer does not answer the question; another found does: {update['answer']}"
     if node == "check" and update.get("acted") == "stands":
         return f"the answer does not answer the question; {STANDS}"

@@ -98,13 +98,13 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             place = without_country(state["question"], best[1]) if cfg.drop_country else best[1]  # as shorten does MER's
             if place != best[1]:
                 notes.append(f"the country was dropped from the answer {best[1]!r}")
-            return {"answer": place, "judged": judged(state, best[0]), "notes": notes}
+            return {"answer": place, "judged": judged(state, best[0]), "acted": "chose", "notes": notes}
     if cfg.unfit_answer in ("go_on", "both") and not state.get("went_on"):
         step, note = going_on(state, config, cfg)
         if step:
             chains, chosen = list(state.get("chains") or []), state.get("chosen")
             rest = [c for i, c in enumerate(chains) if i != chosen]  # the chain goes on: it is done again when it ends
-            return {"sub_question": step, "went_on": True, "chains": rest, "chosen": None, "draft_answer": "", "notes": [note]}
+            return {"sub_question": step, "went_on": True, "chains": rest, "chosen": None, "draft_answer": "", "acted": "went_on", "notes": [note]}
         if note:  # it could not go on: why stays in the trace
             return {"judged": judged(state, p), "acted": "stands", "notes": [note]}
     return {"judged": judged(state, p)}

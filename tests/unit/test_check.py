@@ -72,6 +72,7 @@ def judged_answers(llm) -> list[str]:
 def test_a_doubted_answer_gives_way_to_another_answer_found_that_fits():
     out, llm = checked(two_hops, ["Montana"], fitting={"Missoula"}, unfit_answer="choose")
     assert out["answer"] == "Missoula" and out["signals"]["answer_fits"] == 1.0 and out["signals"]["chain_support"] == 1.0
+    assert out["acted"] == "chose"
     assert judged_answers(llm) == ["Montana", "Missoula"]  # the last hop's answer and Self-Ask's own are one
     assert any("the judge doubted the final answer 'Montana' (p = 0.00); 'Missoula' answers the question" in n for n in out["notes"])
     kept, llm = checked(two_hops, ["Montana"], fitting=(), unfit_answer="choose")  # nothing else fits: the answer stands
@@ -88,11 +89,12 @@ def test_a_doubted_answer_of_a_chain_that_stopped_on_its_bridge_goes_one_step_fu
         assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
         assert out["answer"] == "Missoula" and out["signals"]["answer_fits"] == 1.0 and judged_answers(llm) == ["David Lynch", "Missoula"]
         assert len(out["chains"]) == 1 and out["chosen"] == 0 and len(out["chains"][0]["hops"]) == 2  # one chain, gone on
+        assert out["acted"] == "went_on"
         assert any("the final answer 'David Lynch' does not answer the question" in n for n in out["notes"])
     again, llm = checked(one_hop, ["David Lynch", "Montana"], fitting=(), unfit_answer="go_on")  # still doubted: it goes on once only
     assert len(again["hops"]) == 2 and again["answer"] == "Montana" and judged_answers(llm) == ["David Lynch", "Montana"]
     stays, _ = checked(one_hop, ["David Lynch"], fitting=(), unfit_answer="choose")  # choose alone never goes on
-    assert len(stays["hops"]) == 1 and stays["answer"] == "David Lynch"
+    assert len(stays["hops"]) == 1 and stays["answer"] == "David Lynch" and "acted" not in stays  # judged, nothing done
     longer, _ = checked(two_hops, ["Montana"], fitting=(), unfit_answer="go_on")  # a chain of two hops does not go on
     assert len(longer["hops"]) == 2 and longer["answer"] == "Montana"
     capped, _ = checked(one_hop, ["David Lynch"], fitting=(), unfit_answer="go_on", max_hops=1)
@@ -134,9 +136,9 @@ def test_self_ask_never_judges_so_its_doubt_cannot_act():
 
 
 def test_the_checks_steps_are_shown():
-    assert describe_step("check", {"sub_question": "Where was David Lynch born?"}, {}) == (
+    assert describe_step("check", {"sub_question": "Where was David Lynch born?", "acted": "went_on"}, {}) == (
         "the answer does not answer the question; its chain goes on: Where was David Lynch born?")
-    assert describe_step("check", {"answer": "Missoula"}, {}) == "the answer does not answer the question; another found does: Missoula"
+    assert describe_step("check", {"answer": "Missoula", "acted": "chose"}, {}) == "the answer does not answer the question; another found does: Missoula"
     assert describe_step("check", {"judged": {"answer_fits": 0.9}}, {}) is None  # the confidence line shows the judge
 
 
