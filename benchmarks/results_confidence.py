@@ -209,8 +209,9 @@ def _right(records: Records) -> int:
 
 def sample_vote(record: dict[str, Any], least: int) -> str:
     """The answer a vote of the answers sampled from the final evidence would give: where none of
-    them agrees with the final answer (its recorded ``agreement`` is 0) and at least ``least`` agree
-    with each other (cover-EM's test both ways), their first; else the final answer."""
+    them agrees with the final answer (its recorded ``agreement`` is 0), the sample the most of them
+    agree with (cover-EM's test both ways; the first of a tie) if at least ``least`` do, itself
+    counted; else the final answer."""
     answer, samples = str(record.get("answer") or ""), [s for s in record["signals"].get("samples") or [] if known(s)]
     if record["signals"].get("agreement") != 0 or not samples:
         return answer
