@@ -38,7 +38,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: The fields only SUNAR's graphs (Self-Ask among them) read: NAR, the decomposition, the hop reader,
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
-    "asu_batches", "hop_samples", "hop_reading", "hop_support", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
+    "asu_batches", "hop_samples", "hop_reading", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
@@ -51,14 +51,10 @@ class Configuration(Settings):
     cpu_profile = CPU_PROFILE
 
     # --- models -------------------------------------------------------------------------------
-    llm: str = Field(
-        "auto",
-        description="Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
-        "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), 'openai:<model>' "
-        "(any OpenAI-compatible server, at openai_base_url), "
-        "or 'auto' (Ollama llama3.1 when its server answers and has the model, else embedded). "
-        "Served graphs: SUNAR_LLM in the server's environment.",
-    )
+    llm: str = Field("auto", description="Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
+        "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), 'openai:<model>' (any "
+        "OpenAI-compatible server, at openai_base_url), or 'auto' (Ollama llama3.1 when its server answers and has the "
+        "model, else embedded). Served graphs: SUNAR_LLM in the server's environment.")
     profile: Literal["auto", "paper", "cpu"] = Field(
         "auto",
         description="Defaults for the fields not set: 'paper' (the paper's values), 'cpu' (smaller "
@@ -88,6 +84,8 @@ class Configuration(Settings):
         "signal. It must return token log-probabilities ('embedded:<name>' can; Ollama cannot). Empty: the generative "
         "LLM. Served graphs: SUNAR_LIKELIHOOD_LLM in the server's environment.",
     )
+    escalate_llm: str = Field("", description="With hop_support=escalate: the larger LLM a hop the judge doubts is read "
+        "again by (same spec forms as llm). Served graphs: SUNAR_ESCALATE_LLM in the server's environment.")
     # --- index --------------------------------------------------------------------------------
     index_dir: str = Field(
         "",
@@ -149,11 +147,12 @@ class Configuration(Settings):
         "from: sampled from its prompt, or read greedily from each of the top documents it reads (its named pages with focus_pages) alone: documents that disagree branch.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
-    hop_support: Literal["off", "judge", "reread", "retrieve"] = Field("off", description="Whether the pages a hop read state "
-        "its answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop, then asks whether the final answer answers the "
-        "whole question given the steps (signals of trust); 'reread' also reads a hop again, once, when the judge says "
+    hop_support: Literal["off", "judge", "reread", "retrieve", "escalate"] = Field("off", description="Whether the pages a hop "
+        "read state its answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop, then asks whether the final answer "
+        "answers the whole question given the steps (signals of trust); 'reread' also reads a hop again, once, when the judge says "
         "no, with that answer ruled out, and keeps the better-supported one; 'retrieve' then retrieves it again, once: NAR "
-        "over its first stage's documents not scored yet, the hop answered from both rounds' evidence.")
+        "over its first stage's documents not scored yet, the hop answered from both rounds' evidence; 'escalate' then has "
+        "escalate_llm read the hop's pages and judge both answers, and keeps the one it finds better supported.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
     requery: bool = Field(False, description="An uncertain hop (its answers fall into more than one semantic set) is retrieved "
         "again, once: a fresh first stage for its sub-question with its candidate answers appended, NAR over the documents not "

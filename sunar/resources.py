@@ -52,6 +52,7 @@ class Resources:
     index: Retriever
     cache: CallCache | None = None  # LLM calls already made (evaluations)
     likelihood: LLM | None = None  # GenSco's scorer LLM (log-likelihoods); None: the generative LLM
+    escalation: LLM | None = None  # escalate_llm: the larger LLM a doubted hop is read again by (None: not set)
 
     def __post_init__(self) -> None:
         if not isinstance(self.llm, RecordedLLM):
@@ -62,6 +63,8 @@ class Resources:
             self.likelihood = self.llm
         elif not isinstance(self.likelihood, RecordedLLM):
             self.likelihood = RecordedLLM(self.likelihood, self.cache)
+        if self.escalation is not None and not isinstance(self.escalation, RecordedLLM):
+            self.escalation = RecordedLLM(self.escalation, self.cache)
 
 
 def demo_index_dir() -> Path:
@@ -130,7 +133,7 @@ class ResourcePool:
         return self._once(self._llms, self._llm_key(spec, openai_base_url), lambda: factory(spec))
 
     def get(self, cfg: Configuration) -> Resources:
-        key = ("resources", cfg.llm, cfg.likelihood_llm, cfg.openai_base_url, cfg.scorer, cfg.nli, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache)
+        key = ("resources", cfg.llm, cfg.likelihood_llm, cfg.escalate_llm, cfg.openai_base_url, cfg.scorer, cfg.nli, cfg.index_dir, cfg.chroma_url, cfg.neighbours, cfg.llm_cache)
         built = self._once(self._built, key, lambda: self._build(cfg))
         with self._lock:
             if key in self._built:
@@ -146,7 +149,8 @@ class ResourcePool:
         # GenSco's scorer LLM: the generative one unless likelihood_llm names another model
         same = cfg.likelihood_llm in ("", cfg.llm, llm.name)
         likelihood = None if same else self._llm(cfg.likelihood_llm, cfg.openai_base_url)
-        return Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache, likelihood)
+        escalation = self._llm(cfg.escalate_llm, cfg.openai_base_url) if cfg.escalate_llm else None
+        return Resources(llm, scorer, make_nli(cfg.nli, llm), index, cache, likelihood, escalation)
 
     def _evict(self) -> None:
         """Drop the least recently used configurations past ``size``, and the LLMs that neither a
@@ -154,7 +158,7 @@ class ResourcePool:
         while len(self._built) > self.size:
             self._built.popitem(last=False)
         keys = [*self._built, *(k for k in self._loading if k[0] == "resources")]
-        used = {self._llm_key(spec, key[3]) for key in keys for spec in key[1:3]}
+        used = {self._llm_key(spec, key[4]) for key in keys for spec in key[1:4] if spec}
         for llm_key in [k for k in self._llms if k not in used]:
             del self._llms[llm_key]
 

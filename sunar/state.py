@@ -83,6 +83,7 @@ class Hop(TypedDict):
     read: NotRequired[list[str]]  # with focus_pages: the ids of the pages the answer was read from, when not all
     support: NotRequired[float | None]  # with hop_support: P(the pages it read state its answer), the LLM's yes/no
     unsupported: NotRequired[str]  # with hop_support=reread: the answer read first, replaced by a better-supported one
+    escalated: NotRequired[str]  # with hop_support=escalate: the doubted answer escalate_llm read the hop again for
 
 
 class Chain(TypedDict):

@@ -144,8 +144,8 @@ def scripted_llm(
     return ScriptedLLM(script)
 
 
-def resources(llm, scorer, index, nli=None) -> Resources:
-    return Resources(llm=llm, scorer=scorer, nli=nli or TableNLI(), index=index)
+def resources(llm, scorer, index, nli=None, escalation=None) -> Resources:
+    return Resources(llm=llm, scorer=scorer, nli=nli or TableNLI(), index=index, escalation=escalation)
 
 
 def whole_state(graph, inputs: dict, config: dict) -> dict:

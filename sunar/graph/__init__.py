@@ -83,7 +83,7 @@ class Variant:
 
 #: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into; the
 #: judge of each hop's support and of the final answer, and what a doubted answer does), and MER.
-ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "branch_width", "max_chains", "requery", "hop_support", "unfit_answer"})
+ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "branch_width", "max_chains", "requery", "hop_support", "escalate_llm", "unfit_answer"})
 MER_FIELDS = frozenset({"grounded_final", "whole_answers", "final_not_bridge"})
 
 
@@ -214,6 +214,9 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             line += f"; candidates{sampled}: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
         if hop.get("unsupported"):
             line += f"; read again: its pages do not state {hop['unsupported']!r}"
+        if hop.get("escalated"):
+            kept = "kept" if hop["escalated"] == hop.get("answer") else f"replaced by {hop.get('answer')!r}"
+            line += f"; doubted, read again by the larger model: {hop['escalated']!r} {kept}"
         if hop.get("support") is not None:
             line += f"; its pages state it: p = {hop['support']:.2f}"
         return line

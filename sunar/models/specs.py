@@ -1,5 +1,5 @@
 """The model choices of a configuration checked by their form alone (nothing is loaded, no server
-asked), so a typo in ``--llm``, ``--scorer``, ``--nli``, ``likelihood_llm`` or ``calibration`` is one
+asked), so a typo in ``--llm``, ``--scorer``, ``--nli``, ``likelihood_llm``, ``escalate_llm`` or ``calibration`` is one
 clear line before an index is built or a model loaded. What each form means is in
 :mod:`sunar.models.providers`, :func:`sunar.models.scorer.make_scorer` and
 :func:`sunar.models.nli.make_nli`; this module accepts exactly what they build.
@@ -41,6 +41,11 @@ def check_specs(values: Mapping[str, Any], injected: str | None = None) -> None:
         check_llm(str(values.get("llm", "auto")))
     if values.get("likelihood_llm"):
         check_llm(str(values["likelihood_llm"]), "likelihood_llm")
+    if values.get("escalate_llm"):
+        check_llm(str(values["escalate_llm"]), "escalate_llm")
+    elif values.get("hop_support") == "escalate":
+        raise ConfigurationError("hop_support=escalate needs escalate_llm, the larger model that reads a doubted hop again "
+                                 "(e.g. --set escalate_llm=ollama:llama3.1)")
     scorer = str(values.get("scorer", "auto"))
     if scorer != "auto" and scorer.partition(":")[0] not in SCORER_KINDS:
         raise ConfigurationError(f"unknown scorer '{scorer}'; use auto, cross-encoder:<name>, hybrid, splade or dense")

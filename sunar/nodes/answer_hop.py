@@ -13,7 +13,9 @@ born?" and the page "Clifford Durr") is answered from those pages only (:func:`s
 
 With ``hop_support``, the LLM judges whether the pages the hop read state its answer (P(yes) is kept
 with the hop); with ``hop_support=reread``, an answer they do not state (P(yes) < 0.5) is read again
-once, ruled out, and the new answer is taken when it names something else and is better supported.
+once, ruled out, and the new answer is taken when it names something else and is better supported;
+with ``hop_support=escalate``, it is read again by ``escalate_llm`` (a larger model), which judges both
+answers and keeps the better supported (:func:`escalated`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence.
@@ -27,6 +29,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
+from sunar.errors import ConfigurationError
 from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
 from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
@@ -65,6 +68,10 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
         return hop
     judged = p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     hop = {**hop, "support": judged}
+    if cfg.hop_support == "escalate" and judged is not None and judged < 0.5:
+        if res.escalation is None:  # only resources a Python caller built without it
+            raise ConfigurationError("hop_support=escalate: the resources given hold no escalation LLM; pass Resources(..., escalation=...)")
+        return escalated(hop, read, res.escalation, call, config)
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
     reply = res.llm.generate(answer_messages(ruled_out(hop["question"], hop["answer"]), read), temperature=0.0, config=config, **call)
@@ -75,6 +82,20 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
     if again is None or again <= judged:
         return hop
     return {**hop, "answer": other, "support": again, "unsupported": hop["answer"]}
+
+
+def escalated(hop: Hop, read: list, larger: Any, call: dict[str, Any], config: RunnableConfig) -> Hop:
+    """``hop_support=escalate``: the doubted hop read again by the ``larger`` LLM from the same pages,
+    which then judges both answers; the one it finds better supported is kept, with its P(yes)."""
+    reply = larger.generate(answer_messages(hop["question"], read), temperature=0.0, config=config, **call)
+    other = read_answer(str(reply.content))
+    first = p_yes(larger.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
+    kept = {**hop, "support": hop["support"] if first is None else first, "escalated": hop["answer"]}
+    if not known(other) or agrees(other, hop["answer"]):
+        return kept
+    again = p_yes(larger.judge(support_messages(hop["question"], other, read), LABELS))
+    better = again is not None and (first is None or again > first)
+    return {**kept, "answer": other, "support": again} if better else kept
 
 
 def make_answer_hop(sampling: bool = True) -> Any:

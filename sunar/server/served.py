@@ -39,6 +39,7 @@ OPERATOR_ENV: dict[str, str] = {
     "index_dir": "SUNAR_INDEX_DIR",
     "chroma_url": "SUNAR_CHROMA_URL",
     "likelihood_llm": "SUNAR_LIKELIHOOD_LLM",
+    "escalate_llm": "SUNAR_ESCALATE_LLM",
     "calibration": "SUNAR_CALIBRATION",
     "llm_cache": "SUNAR_LLM_CACHE",
     "openai_base_url": "SUNAR_OPENAI_BASE_URL",

@@ -156,3 +156,26 @@ def test_a_final_answer_of_the_wrong_kind_is_doubted_and_its_chain_of_one_hop_go
     kept = check({**state, "answer": "Missoula", "hops": [hop, {**hop, "question": "Where was David Lynch born?", "answer": "Missoula"}]},
                  {"configurable": config})
     assert kept["judged"]["answer_fits"] >= 0.5 and "sub_question" not in kept and "answer" not in kept  # a fitting answer stands
+
+
+@pytest.mark.slow
+def test_a_hop_the_small_models_judge_doubts_is_read_again_by_the_larger_model(demo_index):
+    """``hop_support=escalate`` on the real models: an answer Ronnie Rocket's page does not hold is doubted
+    by the 0.5B model's own judge, and the 1.5B model reads the page again and judges both answers; the
+    one it finds better supported is kept."""
+    from sunar.configuration import Configuration
+    from sunar.nodes.answer_hop import supported
+    from sunar.prompts.answer import SCHEMA, short_call
+    from sunar.resources import resources
+    from sunar.stores.index import Index
+
+    config = {"configurable": {"llm": "embedded:qwen2.5-0.5b", "escalate_llm": "embedded:qwen2.5-1.5b", "profile": "cpu",
+                               "index_dir": str(demo_index), "calibration": "off", "hop_support": "escalate"}}
+    cfg, res = Configuration.from_runnable_config(config), resources(config)
+    pages = Index(demo_index).documents(["d150667e65947"])  # Ronnie Rocket: "The American filmmaker David Lynch developed ..."
+    read = [{"id": p.id, "title": p.title, "text": p.text} for p in pages]
+    hop = {"question": "Who directed Ronnie Rocket?", "answer": "Michael J. Anderson", "evidence": read, "batches": []}
+    out = supported(hop, read, cfg, res, short_call(cfg, SCHEMA), config)
+    assert out["escalated"] == "Michael J. Anderson", out  # the small model's judge said no
+    assert out["answer"] == "David Lynch" and out["support"] >= 0.5, out
+    assert res.escalation.name != res.llm.name

@@ -296,7 +296,7 @@ def test_the_stream_shows_candidates_and_chains():
     assert "Mel Brooks" in describe_step("next_chain", {"chains": chains[:1], "chosen": None, "hops": [{**hop, "answer": "Mel Brooks"}], "weight": 0.33}, {})
 
 
-def support_run(variant, hop_support, reread="David Lynch", fits="yes", **config):
+def support_run(variant, hop_support, reread="David Lynch", fits="yes", escalation=None, **config):
     """Ronnie Rocket's page names Mel Brooks in a part, and the reader takes him for the director;
     the judge says the page does not state that, and ruled out, the reader names ``reread``; asked
     whether the final answer answers the question, it says ``fits``."""
@@ -313,8 +313,9 @@ def support_run(variant, hop_support, reread="David Lynch", fits="yes", **config
         return replies.get(question.removeprefix("MER:"), "unknown") if not question.startswith("MER:") else "Missoula"
 
     llm = scripted_llm(self_ask, answer)
-    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
-    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": hop_support, **config}
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI(), escalation=escalation)
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": hop_support,
+           **({"escalate_llm": "embedded:qwen2.5-1.5b"} if escalation else {}), **config}  # the injected larger model stands for it
     return whole_state(build_graph(variant), {"question": QUESTION}, {"configurable": cfg}), llm
 
 
@@ -397,6 +398,49 @@ def test_a_reread_that_names_the_same_or_nothing_or_is_no_better_keeps_the_first
         assert (hop1["answer"], hop1["support"]) == ("Mel Brooks", 0.0) and "unsupported" not in hop1
         assert sum("(The answer is not Mel Brooks.)" in c for c in llm.calls) == 1  # read again once
 
+
+def larger_llm(reads="David Lynch", says_yes=("Who directed Ronnie Rocket? = David Lynch",)):
+    """The larger model of ``hop_support=escalate``: it reads the director's page as ``reads`` and
+    says yes only to the (sub-question = answer) pairs of ``says_yes``."""
+    def answer(question, i):
+        if question.startswith("SUPPORT:"):
+            return "yes" if question.removeprefix("SUPPORT:") in says_yes else "no"
+        return reads if question == "Who directed Ronnie Rocket?" else "unknown"
+    return scripted_llm(self_ask, answer)
+
+
+def test_a_doubted_hop_is_read_again_by_the_larger_model_which_keeps_the_answer_it_finds_supported():
+    larger = larger_llm()
+    out, llm = support_run("sunar", "escalate", escalation=larger)
+    hop1 = out["hops"][0]
+    assert (hop1["answer"], hop1["support"], hop1["escalated"]) == ("David Lynch", 1.0, "Mel Brooks")
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+    assert "escalated" not in out["hops"][1]  # its pages state Missoula: the small model's answer stands, the larger one not asked
+    assert [c for c in larger.calls if c.endswith("Question: Who directed Ronnie Rocket?")]  # it read the hop
+    assert len(larger.judge_calls) == 2  # and judged both answers
+    line = describe_step("answer_hop", {"hops": [hop1]}, {})
+    assert "; doubted, read again by the larger model: 'Mel Brooks' replaced by 'David Lynch'; its pages state it: p = 1.00" in line
+    # the larger model reads the same answer, or finds its own no better supported: the small model's answer stays
+    for other in (larger_llm(reads="Mel Brooks"), larger_llm(says_yes=())):
+        kept, _ = support_run("sunar", "escalate", escalation=other)
+        assert (kept["hops"][0]["answer"], kept["hops"][0]["escalated"], kept["hops"][0]["support"]) == ("Mel Brooks", "Mel Brooks", 0.0)
+        assert "'Mel Brooks' kept" in describe_step("answer_hop", {"hops": kept["hops"][:1]}, {})
+    plain, _ = support_run("self_ask", "escalate", escalation=larger_llm())  # Self-Ask has no judge: nothing is escalated
+    assert "escalated" not in plain["hops"][0] and plain["hops"][0]["answer"] == "Mel Brooks"
+
+
+def test_escalate_needs_the_larger_model_named():
+    import pytest
+
+    from sunar.configuration import Configuration
+    from sunar.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="hop_support=escalate needs escalate_llm"):
+        Configuration.from_runnable_config({"configurable": {"hop_support": "escalate"}}).check()
+    with pytest.raises(ConfigurationError, match="unknown escalate_llm 'gpt'"):
+        Configuration.from_runnable_config({"configurable": {"hop_support": "escalate", "escalate_llm": "gpt"}}).check()
+    with pytest.raises(ConfigurationError, match="the resources given hold no escalation LLM"):  # a Python caller's own resources
+        support_run("sunar", "escalate", escalate_llm="embedded:qwen2.5-1.5b")
 
 def test_a_final_answer_gives_way_to_the_last_hops_answer_its_pages_state():
     out, _ = support_run("sunar", "judge", final_from_hop=True)  # the chain goes on from Mel Brooks to Brooklyn; MER says Missoula

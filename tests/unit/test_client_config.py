@@ -252,6 +252,15 @@ def test_the_pool_keeps_the_last_few_configurations_and_their_llms(fake_models):
     assert built[-1] == "ollama:b" and {spec for _, spec, _ in pool._llms} == {"ollama:b", "ollama:c"}
 
 
+def test_the_escalation_llm_is_built_once_and_kept_while_its_configuration_is(fake_models):
+    built: list[str] = []
+    pool = ResourcePool(llm_factory=counting_factory(built), size=1)
+    both = Configuration.resolve({"llm": "ollama:small", "escalate_llm": "ollama:large", "hop_support": "escalate", "index_dir": "i1", "profile": "paper"})
+    res = pool.get(both)
+    assert res.escalation.name == "scripted:ollama:large" and res.llm.name == "scripted:ollama:small" and built == ["ollama:small", "ollama:large"]
+    assert pool.get(cfg("ollama:small", "i1")).escalation is None  # none named: none built
+    assert {spec for _, spec, _ in pool._llms} == {"ollama:small"}  # the larger one went with its configuration
+
 def test_an_openai_model_is_one_llm_per_server(fake_models, monkeypatch):
     """The default factory is make_llm with the configuration's openai_base_url: the same model
     name on two servers is two LLMs; an embedded model ignores the URL."""
