@@ -414,6 +414,7 @@ def test_a_doubted_hop_is_read_again_by_the_larger_model_which_keeps_the_answer_
     out, llm = support_run("sunar", "escalate", escalation=larger)
     hop1 = out["hops"][0]
     assert (hop1["answer"], hop1["support"], hop1["escalated"]) == ("David Lynch", 1.0, "Mel Brooks")
+    assert out["reasoning_path"][0]["escalated"] == "Mel Brooks"  # the path a reply and an eval record show
     assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
     assert "escalated" not in out["hops"][1]  # its pages state Missoula: the small model's answer stands, the larger one not asked
     assert [c for c in larger.calls if c.endswith("Question: Who directed Ronnie Rocket?")]  # it read the hop
