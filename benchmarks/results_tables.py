@@ -94,6 +94,9 @@ UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 TIMED = "confirm-time-qwen1.5b-cpu"
 #: The cpu profile's S with a hop its pages do not state retrieved again (``hop_support=retrieve``): dev 1-100 replayed from UNFIT_DEV's cache.
 RETRIEVE_DEV, S_RETRIEVE = "dev100-retrieve-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=retrieve+unfit_answer=both"
+#: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
+#: Self-Ask on the 0.5B, dev 1-20 in one run; the 1.5B's own answers to them are UNFIT_DEV's.
+ESCALATE, S_ESCALATE = "dev20-escalate-qwen0.5b-cpu", f"{S_UNFIT.replace('judge', 'escalate')}+escalate_llm=embedded:qwen2.5-1.5b"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
 SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
@@ -234,6 +237,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
         (f"A vote of the answers sampled from the final evidence against the final answer (replayed: no call), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV)}",
          lambda: sample_vote_table("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))),
+        (f"A doubted hop read again by a larger model (`hop_support=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
+         lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE], base=DEMOS_LOOPS)),
+        (f"The same questions answered by S on the 1.5B model alone (its dev 1-100 run): {where(UNFIT_DEV)}",
+         lambda: answers_table(of(run(UNFIT_DEV), S_UNFIT)[:20], [S_UNFIT])),
         (f"A place answer cut to its first part where the question asks where (a rule replayed on the stored answers, not in the product), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV)}",
          lambda: answers_table([*of(run(UNFIT_DEV), S_UNFIT), *ruled(run(UNFIT_DEV), S_UNFIT, "drop_region=true", without_region)],
                                [S_UNFIT, f"{S_UNFIT}+drop_region=true"], base=S_UNFIT)),
