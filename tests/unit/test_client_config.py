@@ -39,6 +39,7 @@ HOSTILE = [
     ({"nli": "hf:/x"}, operator("nli")),
     ({"llm": "ollama:foo"}, operator("llm")),
     ({"likelihood_llm": "embedded:qwen2.5-0.5b"}, operator("likelihood_llm")),
+    ({"escalate_llm": "ollama:llama3.1"}, operator("escalate_llm")),
     ({"calibration": "/etc/passwd"}, operator("calibration")),
     ({"index_dir": 5}, operator("index_dir")),
     ({"budget": 8, "index_dir": "/etc", "llm": "ollama:foo"}, operator("llm")),
