@@ -96,7 +96,7 @@ TIMED = "confirm-time-qwen1.5b-cpu"
 RETRIEVE_DEV, S_RETRIEVE = "dev100-retrieve-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=retrieve+unfit_answer=both"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; the 1.5B's own answers to them are UNFIT_DEV's.
-ESCALATE, S_ESCALATE = "dev20-escalate-qwen0.5b-cpu", f"{S_UNFIT.replace('judge', 'escalate')}+escalate_llm=embedded:qwen2.5-1.5b"
+ESCALATE, S_ESCALATE = "dev20-escalate-qwen0.5b-cpu", f"{S_LOOPS}+hop_support=escalate+unfit_answer=both+escalate_llm=embedded:qwen2.5-1.5b"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
 SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]

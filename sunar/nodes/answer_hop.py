@@ -74,28 +74,30 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
         return escalated(hop, read, res.escalation, call, config)
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
-    reply = res.llm.generate(answer_messages(ruled_out(hop["question"], hop["answer"]), read), temperature=0.0, config=config, **call)
+    other = read_again(res.llm, ruled_out(hop["question"], hop["answer"]), hop, read, call, config)
+    if other is None or other[1] is None or other[1] <= judged:
+        return hop
+    return {**hop, "answer": other[0], "support": other[1], "unsupported": hop["answer"]}
+
+
+def read_again(llm: Any, asked: str, hop: Hop, read: list, call: dict[str, Any], config: RunnableConfig) -> tuple[str, float | None] | None:
+    """The hop's pages read again by ``llm``, asked ``asked``: (the answer, P(yes) that the pages state it
+    as the answer to the hop's question, by ``llm``'s judge); None when it names nothing else."""
+    reply = llm.generate(answer_messages(asked, read), temperature=0.0, config=config, **call)
     other = read_answer(str(reply.content))
     if not known(other) or agrees(other, hop["answer"]):
-        return hop
-    again = p_yes(res.llm.judge(support_messages(hop["question"], other, read), LABELS))
-    if again is None or again <= judged:
-        return hop
-    return {**hop, "answer": other, "support": again, "unsupported": hop["answer"]}
+        return None
+    return other, p_yes(llm.judge(support_messages(hop["question"], other, read), LABELS))
 
 
 def escalated(hop: Hop, read: list, larger: Any, call: dict[str, Any], config: RunnableConfig) -> Hop:
     """``hop_support=escalate``: the doubted hop read again by the ``larger`` LLM from the same pages,
     which then judges both answers; the one it finds better supported is kept, with its P(yes)."""
-    reply = larger.generate(answer_messages(hop["question"], read), temperature=0.0, config=config, **call)
-    other = read_answer(str(reply.content))
+    other = read_again(larger, hop["question"], hop, read, call, config)
     first = p_yes(larger.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     kept = {**hop, "support": hop["support"] if first is None else first, "escalated": hop["answer"]}
-    if not known(other) or agrees(other, hop["answer"]):
-        return kept
-    again = p_yes(larger.judge(support_messages(hop["question"], other, read), LABELS))
-    better = again is not None and (first is None or again > first)
-    return {**kept, "answer": other, "support": again} if better else kept
+    better = other is not None and other[1] is not None and (first is None or other[1] > first)
+    return {**kept, "answer": other[0], "support": other[1]} if better else kept
 
 
 def make_answer_hop(sampling: bool = True) -> Any:

@@ -20,10 +20,11 @@ from langchain_core.runnables import RunnableConfig
 from sunar.configuration import Configuration
 from sunar.models.llm import LLM
 from sunar.nodes.decompose import going_on
+from sunar.nodes.shorten import country_dropped
 from sunar.prompts.support import LABELS, fits_messages, p_yes
 from sunar.resources import resources
 from sunar.signals import agrees, chain_support, hop_support, known, whole_chain
-from sunar.text import normalize_answer, without_country
+from sunar.text import normalize_answer
 from sunar.usage import node
 
 #: Below this P(yes), the judge says the answer does not answer the question.
@@ -94,10 +95,8 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         scored = [(q, a) for a in alternatives(state) if (q := fits(llm, state, a)) is not None]
         best = max(scored, key=lambda s: s[0], default=None)
         if best is not None and best[0] >= FITS:
-            notes = [chose_note(answer, p, best[1], best[0])]
-            place = without_country(state["question"], best[1]) if cfg.drop_country else best[1]  # as shorten does MER's
-            if place != best[1]:
-                notes.append(f"the country was dropped from the answer {best[1]!r}")
+            place, dropped = country_dropped(state["question"], best[1], cfg)  # as shorten, before the check, does MER's
+            notes = [chose_note(answer, p, best[1], best[0]), *([dropped] if dropped else [])]
             return {"answer": place, "judged": judged(state, best[0]), "acted": "chose", "notes": notes}
     if cfg.unfit_answer in ("go_on", "both") and not state.get("went_on"):
         step, note = going_on(state, config, cfg)

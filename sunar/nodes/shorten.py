@@ -25,9 +25,16 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     answer = state.get("answer") or ""
     update = cut(state["question"], answer, cfg, config) if cfg.short_answer and known(answer) else {}
     shorter = update.get("answer", answer)
-    if cfg.drop_country and known(shorter) and (place := without_country(state["question"], shorter)) != shorter:
-        return {"answer": place, "notes": [*update.get("notes", []), f"the country was dropped from the answer {shorter!r}"]}
-    return update
+    place, note = country_dropped(state["question"], shorter, cfg)
+    return {"answer": place, "notes": [*update.get("notes", []), note]} if note else update
+
+
+def country_dropped(question: str, answer: str, cfg: Configuration) -> tuple[str, str | None]:
+    """``drop_country`` on a final answer: (the answer without the country it ends with, the note
+    that says so), or (the answer, None) where the switch is off or there is none to drop."""
+    if not cfg.drop_country or not known(answer) or (place := without_country(question, answer)) == answer:
+        return answer, None
+    return place, f"the country was dropped from the answer {answer!r}"
 
 
 def cut(question: str, answer: str, cfg: Configuration, config: RunnableConfig) -> dict[str, Any]:
