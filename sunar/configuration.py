@@ -78,14 +78,12 @@ class Configuration(Settings):
         description="The OpenAI-compatible server an 'openai:<model>' LLM is asked on (llama.cpp's server, "
         "LM Studio, vLLM, Ollama's /v1, LocalAI). Served graphs: SUNAR_OPENAI_BASE_URL in the server's environment.",
     )
-    likelihood_llm: str = Field(
-        "",
-        description="The LLM that gives the log-likelihood of a given text: GenSco's scorer and the answer_likelihood "
-        "signal. It must return token log-probabilities ('embedded:<name>' can; Ollama cannot). Empty: the generative "
-        "LLM. Served graphs: SUNAR_LIKELIHOOD_LLM in the server's environment.",
-    )
-    escalate_llm: str = Field("", description="With hop_support=escalate: the larger LLM a hop the judge doubts is read "
-        "again by (same spec forms as llm). Served graphs: SUNAR_ESCALATE_LLM in the server's environment.")
+    likelihood_llm: str = Field("", description="The LLM that gives the log-likelihood of a given text: GenSco's scorer and "
+        "the answer_likelihood signal. It must return token log-probabilities ('embedded:<name>' can; Ollama cannot). Empty: "
+        "the generative LLM. Served graphs: SUNAR_LIKELIHOOD_LLM in the server's environment.")
+    escalate_llm: str = Field("", description="With hop_support=escalate or unfit_answer=escalate: the larger LLM a hop or "
+        "a final answer the judge doubts is read again by (same spec forms as llm). Served graphs: SUNAR_ESCALATE_LLM in "
+        "the server's environment.")
     # --- index --------------------------------------------------------------------------------
     index_dir: str = Field(
         "",
@@ -189,10 +187,12 @@ class Configuration(Settings):
         "answer (its probability, the product of its hops' shares), pooled by bidirectional entailment.")
     final_from_hop: bool = Field(False, description="With hop_support, a final answer that disagrees with the last hop's "
         "gives way to it when the chain went past its bridge and the last hop's pages state it (P(yes) >= 0.5).")
-    unfit_answer: Literal["keep", "choose", "go_on", "both"] = Field("keep", description="With hop_support, what a final answer "
-        "the judge says does not answer the question (P(yes) < 0.5) does. 'choose': the other answers found (the last hop's, "
-        "Self-Ask's own, the other chains'; no bridge) are judged, and the best that fits replaces it. 'go_on': a chain of one "
-        "hop that asked only part of the question goes one step further, once, and is answered again. 'both': choose, else go on.")
+    unfit_answer: Literal["keep", "choose", "go_on", "both", "escalate"] = Field("keep", description="With hop_support, what a "
+        "final answer the judge says does not answer the question (P(yes) < 0.5) does. 'choose': the other answers found (the "
+        "last hop's, Self-Ask's own, the other chains'; no bridge) are judged, and the best that fits replaces it. 'go_on': a "
+        "chain of one hop that asked only part of the question goes one step further, once, and is answered again. 'both': "
+        "choose, else go on. 'escalate': escalate_llm answers from the same path and evidence, judges both answers, and keeps "
+        "the one it finds fits better.")
     short_answer: bool = Field(
         False,
         description="The final answer is cut to the shortest part of it that answers the question (a name, place, "

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
+from sunar.errors import ConfigurationError
 from sunar.models.llm import LLM
 from sunar.models.llm_cache import CallCache
 from sunar.models.nli import NLI, make_nli
@@ -52,7 +53,7 @@ class Resources:
     index: Retriever
     cache: CallCache | None = None  # LLM calls already made (evaluations)
     likelihood: LLM | None = None  # GenSco's scorer LLM (log-likelihoods); None: the generative LLM
-    escalation: LLM | None = None  # escalate_llm: the larger LLM a doubted hop is read again by (None: not set)
+    escalation: LLM | None = None  # escalate_llm: the larger LLM a doubted answer is read again by (None: not set)
 
     def __post_init__(self) -> None:
         if not isinstance(self.llm, RecordedLLM):
@@ -65,6 +66,12 @@ class Resources:
             self.likelihood = RecordedLLM(self.likelihood, self.cache)
         if self.escalation is not None and not isinstance(self.escalation, RecordedLLM):
             self.escalation = RecordedLLM(self.escalation, self.cache)
+
+    def larger(self, field: str) -> LLM:
+        """The escalation LLM that ``field``=escalate reads a doubted answer again with."""
+        if self.escalation is None:  # only resources a Python caller built without it
+            raise ConfigurationError(f"{field}=escalate: the resources given hold no escalation LLM; pass Resources(..., escalation=...)")
+        return self.escalation
 
 
 def demo_index_dir() -> Path:

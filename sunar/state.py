@@ -30,8 +30,9 @@ Pool = Literal["ranking", "neighbours"]
 #: ("uncertain") or its pages did not state it ("unsupported"); the final answer outvoted by the
 #: chains ("outvoted") or replaced by the last hop's supported one ("hop_supported"); a doubted final
 #: answer replaced by another answer found ("chose"), its chain of one hop gone one step further
-#: ("went_on"), or left standing, no next step having been found ("stands").
-Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "chose", "went_on", "stands"]
+#: ("went_on"), answered again by the larger model ("escalated"; kept or replaced, the notes say), or
+#: left standing, no next step having been found ("stands").
+Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "chose", "went_on", "escalated", "stands"]
 
 
 class Evidence(TypedDict):

@@ -235,6 +235,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"the answer does not answer the question; its chain goes on: {update['sub_question']}"
     if node == "check" and update.get("acted") == "chose":
         return f"the answer does not answer the question; another found does: {update['answer']}"
+    if node == "check" and update.get("acted") == "escalated":
+        return f"the answer does not answer the question; read again by the larger model: {update.get('answer', 'kept')}"
     if node == "check" and update.get("acted") == "stands":
         return f"the answer does not answer the question; {STANDS}"
     if node == "shorten" and update.get("answer"):

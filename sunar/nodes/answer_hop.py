@@ -29,7 +29,6 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.errors import ConfigurationError
 from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
 from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
@@ -69,9 +68,7 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
     judged = p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     hop = {**hop, "support": judged}
     if cfg.hop_support == "escalate" and judged is not None and judged < 0.5:
-        if res.escalation is None:  # only resources a Python caller built without it
-            raise ConfigurationError("hop_support=escalate: the resources given hold no escalation LLM; pass Resources(..., escalation=...)")
-        return escalated(hop, read, res.escalation, call, config)
+        return escalated(hop, read, res.larger("hop_support"), call, config)
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
     other = read_again(res.llm, ruled_out(hop["question"], hop["answer"]), hop, read, call, config)

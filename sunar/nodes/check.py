@@ -9,7 +9,9 @@ Self-Ask's own, the other chains'; never a bridge, an answer a later step built 
 that fits best replaces it when it fits. 'go_on': a chain of one hop that asked only part of the
 question (it ended on the hidden name it found first) goes one step further, once
 (:func:`sunar.nodes.decompose.going_on`): the graph goes back to ``retrieve`` and the final step
-answers again from the longer chain. 'both': choose, else go on."""
+answers again from the longer chain. 'both': choose, else go on. 'escalate': ``escalate_llm`` (a larger
+model) reads the same path and evidence as MER did (:func:`sunar.nodes.mer.reasoned`), judges both
+answers the same way, and the one it finds fits better is kept."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from sunar.configuration import Configuration
 from sunar.models.llm import LLM
 from sunar.nodes.decompose import going_on
+from sunar.nodes.mer import reasoned
 from sunar.nodes.shorten import country_dropped
 from sunar.prompts.support import LABELS, fits_messages, p_yes
 from sunar.resources import resources
@@ -91,6 +94,8 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     p = fits(llm, state, answer)
     if cfg.unfit_answer == "keep" or p is None or p >= FITS:
         return {"judged": judged(state, p)}
+    if cfg.unfit_answer == "escalate":
+        return escalated(state, config, cfg, p)
     if cfg.unfit_answer in ("choose", "both"):
         scored = [(q, a) for a in alternatives(state) if (q := fits(llm, state, a)) is not None]
         best = max(scored, key=lambda s: s[0], default=None)
@@ -107,3 +112,21 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if note:  # it could not go on: why stays in the trace
             return {"judged": judged(state, p), "acted": "stands", "notes": [note]}
     return {"judged": judged(state, p)}
+
+
+def escalated(state: dict[str, Any], config: RunnableConfig, cfg: Configuration, p: float) -> dict[str, Any]:
+    """``unfit_answer=escalate``: the doubted final answer (P(yes) ``p``) read again by the larger LLM
+    from MER's path and evidence; it judges both answers, and its own replaces the first (with its
+    rationale) when it fits better. Either way the larger model's judgement is the one kept."""
+    larger, answer = resources(config).larger("unfit_answer"), str(state.get("answer") or "")
+    read = reasoned(larger, state, config)
+    other = str(read["answer"])
+    first = fits(larger, state, answer)
+    second = fits(larger, state, other) if known(other) and not agrees(other, answer) else None
+    doubted = f"the final answer {answer!r} (p = {p:.2f}) was read again by the larger model"
+    if second is None or (first is not None and second <= first):
+        said = f"it kept to it (p = {first:.2f})" if first is not None else "it found no answer that fits better"
+        return {"judged": judged(state, p if first is None else first), "acted": "escalated", "notes": [f"{doubted}: {said}"]}
+    place, dropped = country_dropped(state["question"], other, cfg)
+    notes = [f"{doubted}: it answered {other!r} (p = {second:.2f})", *read.get("notes", []), *([dropped] if dropped else [])]
+    return {"answer": place, "rationale": read["rationale"], "judged": judged(state, second), "acted": "escalated", "notes": notes}

@@ -36,9 +36,14 @@ from sunar.usage import node
 
 @node("mer")
 def mer(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    return reasoned(resources(config).llm, state, config)
+
+
+def reasoned(llm: Any, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    """MER's reading by ``llm`` (the graph's, or ``escalate_llm`` for a doubted final answer): the
+    state's update, its answer, rationale and notes."""
     cfg = Configuration.from_runnable_config(config)
     path = [(h["question"], h["answer"]) for h in state.get("hops") or []]
-    llm = resources(config).llm
     evidence = state.get("evidence") or []
     messages = mer_messages(state["question"], path, evidence)
     allowed = final_spans(state["question"], [a for _, a in path], evidence) if cfg.grounded_final else None

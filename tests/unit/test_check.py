@@ -4,7 +4,9 @@ with a scripted LLM whose judge says yes or no per answer."""
 
 import re
 
-from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm, whole_state
+import pytest
+
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources, scripted_llm, whole_state
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.check import alternatives, conclusions, fits, judged
 from sunar.prompts import support
@@ -43,9 +45,9 @@ def two_hops(prompt: str) -> str:
     return f"So the final answer is: {found[-1]}"
 
 
-def checked(self_ask, mer_answers, fitting=(), variant="sunar", **config):
-    """The graph with the judge saying yes to the answers in ``fitting`` (and to every hop's
-    support); MER gives ``mer_answers`` in turn, the last one from then on."""
+def judging(mer_answers, fitting):
+    """A scripted model's answers: the judge says yes to the answers in ``fitting`` (and to every
+    hop's support); MER gives ``mer_answers`` in turn, the last one from then on."""
     given = iter(mer_answers)
     last = [mer_answers[-1]]
 
@@ -59,9 +61,15 @@ def checked(self_ask, mer_answers, fitting=(), variant="sunar", **config):
             return last[0]
         return HOPS.get(question, "unknown")
 
-    llm = scripted_llm(self_ask, answer)
-    res = resources(llm, TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
-    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": "judge", **config}
+    return answer
+
+
+def checked(self_ask, mer_answers, fitting=(), variant="sunar", larger=None, **config):
+    """The graph on a scripted model (:func:`judging`), with ``larger`` as its escalation model."""
+    llm = scripted_llm(self_ask, judging(mer_answers, fitting))
+    res = resources(llm, TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI(), escalation=larger)
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": "judge",
+           **({"escalate_llm": "embedded:qwen2.5-1.5b"} if larger else {}), **config}  # the injected larger model stands for it
     return whole_state(build_graph(variant), {"question": QUESTION}, {"configurable": cfg}), llm
 
 
@@ -128,6 +136,41 @@ def test_a_doubted_answer_whose_chain_finds_no_next_step_stands_and_says_why():
     assert "| its chain of one hop went one step further (`go_on`): n (right now; right before) | 0 (0; 0) |" in acted_table([("run", [record])])
 
 
+def test_a_doubted_answer_is_read_again_by_the_larger_model_which_keeps_the_answer_it_finds_fits_better():
+    larger = scripted_llm(two_hops, judging(["Missoula"], {"Missoula"}))
+    out, llm = checked(two_hops, ["Montana"], fitting=(), unfit_answer="escalate", larger=larger)
+    assert out["answer"] == "Missoula" and out["acted"] == "escalated" and out["signals"]["answer_fits"] == 1.0
+    assert "the final answer 'Montana' (p = 0.00) was read again by the larger model: it answered 'Missoula' (p = 1.00)" in out["notes"]
+    assert judged_answers(llm) == ["Montana"] and judged_answers(larger) == ["Montana", "Missoula"]  # the larger model judges both
+    assert [prompt_kind(c) for c in larger.calls] == ["mer"]  # it read MER's path and evidence
+    same = scripted_llm(two_hops, judging(["Montana"], {"Montana"}))  # it reads the same answer: judged once, kept, its judgement kept
+    kept, _ = checked(two_hops, ["Montana"], fitting=(), unfit_answer="escalate", larger=same)
+    assert kept["answer"] == "Montana" and kept["signals"]["answer_fits"] == 1.0 and judged_answers(same) == ["Montana"]
+    assert "the final answer 'Montana' (p = 0.00) was read again by the larger model: it kept to it (p = 1.00)" in kept["notes"]
+    worse = scripted_llm(two_hops, judging(["Brooklyn"], {"Montana"}))  # its own fits no better
+    stays, _ = checked(two_hops, ["Montana"], fitting=(), unfit_answer="escalate", larger=worse)
+    assert stays["answer"] == "Montana" and stays["acted"] == "escalated" and judged_answers(worse) == ["Montana", "Brooklyn"]
+    idle = scripted_llm(two_hops, judging(["Missoula"], {"Missoula"}))  # not doubted: the larger model is never asked
+    fitting, _ = checked(two_hops, ["Montana"], fitting={"Montana"}, unfit_answer="escalate", larger=idle)
+    assert fitting["answer"] == "Montana" and idle.calls == [] and idle.judge_calls == []
+
+
+def test_escalating_a_final_answer_needs_the_larger_model():
+    from sunar.errors import ConfigurationError
+    from sunar.models.specs import check_specs
+    from sunar.nodes.check import check
+
+    with pytest.raises(ConfigurationError, match="^unfit_answer=escalate needs escalate_llm"):
+        check_specs({"unfit_answer": "escalate"})
+    check_specs({"unfit_answer": "escalate", "escalate_llm": "embedded:qwen2.5-1.5b"})
+    state = {"question": QUESTION, "answer": "Montana", "hops": [], "draft_answer": "", "chains": []}
+    llm = scripted_llm(two_hops, lambda q, i: "no")
+    config = {"configurable": {"resources": resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS)), "hop_support": "judge", "unfit_answer": "escalate",
+                               "escalate_llm": "embedded:qwen2.5-1.5b"}}
+    with pytest.raises(ConfigurationError, match="^unfit_answer=escalate: the resources given hold no escalation LLM"):
+        check(state, config)
+
+
 def test_self_ask_never_judges_so_its_doubt_cannot_act():
     # on dev 1-100 the judge and its doubt acting cost Self-Ask one answer at 1.2x its time: they are SUNAR's own
     out, llm = checked(one_hop, ["unused"], fitting={"Missoula"}, unfit_answer="both", variant="self_ask")
@@ -139,6 +182,9 @@ def test_the_checks_steps_are_shown():
     assert describe_step("check", {"sub_question": "Where was David Lynch born?", "acted": "went_on"}, {}) == (
         "the answer does not answer the question; its chain goes on: Where was David Lynch born?")
     assert describe_step("check", {"answer": "Missoula", "acted": "chose"}, {}) == "the answer does not answer the question; another found does: Missoula"
+    assert describe_step("check", {"answer": "Missoula", "acted": "escalated"}, {}) == (
+        "the answer does not answer the question; read again by the larger model: Missoula")
+    assert describe_step("check", {"acted": "escalated"}, {}) == "the answer does not answer the question; read again by the larger model: kept"
     assert describe_step("check", {"judged": {"answer_fits": 0.9}}, {}) is None  # the confidence line shows the judge
 
 
