@@ -14,7 +14,6 @@ there cannot drift from its run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -24,14 +23,11 @@ from benchmarks.results_confidence import (
     acted_table,
     calibrated_table,
     chain_table,
-    sample_vote_table,
     signals_table,
-    support_table,
 )
 from benchmarks.results_render import (
     answers_table,
     branching_table,
-    containment_table,
     headline_table,
     node_table,
     retrieval_table,
@@ -48,7 +44,6 @@ from benchmarks.results_stored import (
     rescoring_table,
     scale_table,
 )
-from benchmarks.subsets import final_from_hop, ruled, without_region
 from sunar.trust import COMBINED, FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,10 +76,10 @@ S_LOOPS, DEMOS_LOOPS = f"{S_FOCUS}+end_loops=true", f"{DEMOS_FOCUS}+end_loops=tr
 S_WHOLE = f"{S_LOOPS}+whole_answers=true"
 S_REWRITE, DEMOS_REWRITE = f"{S_LOOPS}+rewrite_repeats=true", f"{DEMOS_LOOPS}+rewrite_repeats=true"
 S_NOT_BRIDGE = f"{S_LOOPS}+final_not_bridge=true"
-#: S with each hop's answer judged against the pages it read (``hop_support``), and read again when not.
-SUPPORT_DEV, S_JUDGE, S_REREAD = "dev100-hop-support-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=judge", f"{S_LOOPS}+hop_support=reread"
-#: The same judged S, its final answer also judged against the question (``answer_fits``, ``chain_support``):
-#: dev 1-100 replayed from the run above's LLM cache, and the confirmation (S only: Self-Ask's answers are CONFIRM's).
+#: S with each hop's answer judged against the pages it read (``hop_support``), its final answer also judged
+#: against the question (``answer_fits``, ``chain_support``): dev 1-100 replayed from the LLM cache of
+#: ``dev100-hop-support``, and the confirmation (S only: Self-Ask's answers are CONFIRM's).
+S_JUDGE = f"{S_LOOPS}+hop_support=judge"
 CHAIN_DEV, CHAIN_CONFIRM = "dev100-chain-support-qwen1.5b-cpu", "confirm-chain-support-qwen1.5b-cpu"
 #: The judged S where a doubted final answer acts (``unfit_answer=both``): dev 1-100 replayed from CHAIN_DEV's cache.
 UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
@@ -92,10 +87,8 @@ UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
 UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 #: ... and it beside Self-Ask in one run, for the time: dev 202-217 (the confirmation's last questions).
 TIMED = "confirm-time-qwen1.5b-cpu"
-#: The cpu profile's S with a hop its pages do not state retrieved again (``hop_support=retrieve``): dev 1-100 replayed from UNFIT_DEV's cache.
-RETRIEVE_DEV, S_RETRIEVE = "dev100-retrieve-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=retrieve+unfit_answer=both"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
-#: Self-Ask on the 0.5B, dev 1-20 in one run; the 1.5B's own answers to them are UNFIT_DEV's.
+#: Self-Ask on the 0.5B, dev 1-20 in one run.
 ESCALATE, S_ESCALATE = "dev20-escalate-qwen0.5b-cpu", f"{S_LOOPS}+hop_support=escalate+unfit_answer=both+escalate_llm=embedded:qwen2.5-1.5b"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
 SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
@@ -113,16 +106,6 @@ def corpus_texts() -> dict[str, str] | None:
     return {d.id: d.content for d in read_corpus(path)}
 
 
-def first_steps() -> dict[str, str] | None:
-    """Each dev question's first-step answer (MuSiQue's decomposition, 2Wiki's first evidence
-    triple), from $SUNAR_DATA or ../shared/data/multihop; None without the data."""
-    path = Path(os.environ.get("SUNAR_DATA") or ROOT.parent / "shared" / "data" / "multihop") / "dev.jsonl"
-    if not path.is_file():
-        return None
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {r["id"]: (r["decomposition"][0]["answer"] if r.get("decomposition") else r["evidence_triples"][0][2]) for r in rows}
-
-
 def unfit_confirmation(run: Callable[[str], Records]) -> Records:
     """S where a doubted answer acts, on the confirmation, with Self-Ask's answers to the same questions
     from the first confirmation run and S with the judge alone where it ran."""
@@ -138,13 +121,6 @@ def unfit_everywhere(run: Callable[[str], Records]) -> Records:
     asked = {r["id"] for r in dev}
     selfask = [r for r in [*of(run(ACTS), DEMOS_LOOPS), *of(run(ACTS2), DEMOS_LOOPS)] if r["id"] in asked]
     return [*selfask, *dev, *(r for r in unfit_confirmation(run) if r["variant"] in (DEMOS_LOOPS, S_UNFIT))]
-
-
-def unfit_computed(run: Callable[[str], Records]) -> Records:
-    """S where a doubted answer acts on the confirmation questions it computed itself: not those S
-    with the judge alone ran, nor those of the timed run (both replayed from those runs' calls)."""
-    replayed = {r["id"] for r in [*run(CHAIN_CONFIRM), *run(TIMED)]}
-    return [r for r in run(UNFIT_CONFIRM) if r["id"] not in replayed]
 
 
 def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, str | None]]:
@@ -182,7 +158,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
-    probe_s = stored("calibration-probe-acts", "results.json")
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
@@ -200,14 +175,14 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
+        (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
+         lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"S where a doubted answer acts and Self-Ask in one run, for the time, dev 202-217: {where(TIMED)}",
+         lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
+         lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
         # Uncertainty that acts
         (f"Confirmation, dev 101-217 (run once the design was fixed): {where(CONFIRM)}", lambda: answers_table(run(CONFIRM), [DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE], base=DEMOS)),
-        (f"Every dev question run with both (dev 1-217): {where(ACTS, ACTS2, CONFIRM)}",
-         lambda: answers_table(both(DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE),
-                               [DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE], base=DEMOS)),
-        (f"Reading the pages a sub-question names, dev 1-100: {where(ACTS, ACTS2)}",
-         lambda: answers_table(dev100(DEMOS_DROP, S_DROP, DEMOS_FOCUS, S_FOCUS, DEMOS_LOOPS, S_LOOPS, S_WHOLE),
-                               [DEMOS_DROP, S_DROP, DEMOS_FOCUS, S_FOCUS, DEMOS_LOOPS, S_LOOPS, S_WHOLE], base=DEMOS_DROP)),
         (f"Each switch against the row before it, dev 1-100: {where(ACTS, ACTS2)}",
          lambda: headline_table([("Self-Ask: `focus_pages`", dev100(DEMOS_DROP, DEMOS_FOCUS), DEMOS_DROP, DEMOS_FOCUS),
                                  ("S: `focus_pages`", dev100(S_DROP, S_FOCUS), S_DROP, S_FOCUS),
@@ -218,47 +193,16 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("S: `rewrite_repeats` too", dev100(S_LOOPS, S_REWRITE), S_LOOPS, S_REWRITE),
                                  ("S: `final_not_bridge` too", dev100(S_LOOPS, S_NOT_BRIDGE), S_LOOPS, S_NOT_BRIDGE)],
                                 names=("before", "with the switch"))),
-        (f"Each hop's answer judged against its pages, and read again when not, S, dev 1-100: {where(SUPPORT_DEV)}",
-         lambda: answers_table(paired(run(SUPPORT_DEV), S_LOOPS, S_JUDGE, S_REREAD), [S_LOOPS, S_JUDGE, S_REREAD], base=S_LOOPS)),
-        (f"The last hop's supported answer instead of a final answer that differs (replayed: no call), S, dev 1-100: {where(SUPPORT_DEV)}",
-         lambda: answers_table([*of(run(SUPPORT_DEV), S_JUDGE), *ruled(run(SUPPORT_DEV), S_JUDGE, "final_from_hop=true", final_from_hop)],
-                               [S_JUDGE, f"{S_JUDGE}+final_from_hop=true"], base=S_JUDGE)),
-        (f"The support judgement as a signal, S, dev 1-100: {where(SUPPORT_DEV)}",
-         lambda: (f := first_steps()) and support_table([(f"S, dev 1-{len(of(run(SUPPORT_DEV), S_JUDGE))}", of(run(SUPPORT_DEV), S_JUDGE))], f)),
-        (f"The final answer judged against the question, and the chain's weakest link, S with the judge, dev 1-100 and the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
-         lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
+        (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
         (f"A doubted answer acts (`unfit_answer=both`: another answer found that fits, or the chain of one hop goes on), S with the judge, dev 1-100: {where(CHAIN_DEV, UNFIT_DEV)}",
          lambda: answers_table([*of(run(CHAIN_DEV), S_JUDGE), *of(run(UNFIT_DEV), S_UNFIT)], [S_JUDGE, S_UNFIT], base=S_JUDGE)),
-        (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
-         lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
-        (f"A hop its pages do not state, retrieved again (`hop_support=retrieve`), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV, RETRIEVE_DEV)}",
-         lambda: answers_table([*of(run(UNFIT_DEV), S_UNFIT), *of(run(RETRIEVE_DEV), S_RETRIEVE)], [S_UNFIT, S_RETRIEVE], base=S_UNFIT)),
         (f"What the doubted answers became, S with `unfit_answer=both`: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
-        (f"A vote of the answers sampled from the final evidence against the final answer (replayed: no call), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV)}",
-         lambda: sample_vote_table("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))),
+        # Tried and not kept
+        (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
+         lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
         (f"A doubted hop read again by a larger model (`hop_support=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
          lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE], base=DEMOS_LOOPS)),
-        (f"The same questions answered by S on the 1.5B model alone (its dev 1-100 run): {where(UNFIT_DEV)}",
-         lambda: answers_table(of(run(UNFIT_DEV), S_UNFIT)[:20], [S_UNFIT])),
-        (f"A place answer cut to its first part where the question asks where (a rule replayed on the stored answers, not in the product), S where a doubted answer acts, dev 1-100: {where(UNFIT_DEV)}",
-         lambda: answers_table([*of(run(UNFIT_DEV), S_UNFIT), *ruled(run(UNFIT_DEV), S_UNFIT, "drop_region=true", without_region)],
-                               [S_UNFIT, f"{S_UNFIT}+drop_region=true"], base=S_UNFIT)),
-        (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
-         lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
-        (f"S where a doubted answer acts and Self-Ask in one run, for the time, dev 202-217: {where(TIMED)}",
-         lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
-        (f"Wall seconds by node, S where a doubted answer acts, its confidence step sampling only what is read, dev 202-217 (the questions it computed in the run): {where(TIMED)}",
-         lambda: node_table([r for r in run(TIMED) if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
-        (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
-         lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
-        (f"Wall seconds by node, S where a doubted answer acts, the confirmation questions computed in the run (not replayed): {where(CHAIN_CONFIRM, UNFIT_CONFIRM, TIMED)}",
-         lambda: node_table(unfit_computed(run), S_UNFIT)),
-        (f"The probability shown where a doubted answer acts, fitted on dev 1-100, scored on the confirmation: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
-         lambda: calibrated_table([("`chain_support` alone (shipped)", of(run(UNFIT_DEV), S_UNFIT), of(run(UNFIT_CONFIRM), S_UNFIT), {"features": ["chain_support"]})])),
-        (f"How the confirmation's right answers are right: {where(CONFIRM)}", lambda: containment_table(run(CONFIRM), [DEMOS, S, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
-        (f"How the uncertainty acted on the confirmation questions: {where(CONFIRM)}", lambda: branching_table(run(CONFIRM), S)),
-        (f"Where the confirmation's wrong answers were lost: {where(CONFIRM)}", lambda: (t := texts()) and stages_table(run(CONFIRM), t, [DEMOS, S, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE])),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),
@@ -267,8 +211,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Ablations, dev 1-40: {where(ABLATIONS)}", lambda: answers_table(run(ABLATIONS), [v for v in variants_of(run(ABLATIONS)) if v != "self_ask"], base="sunar", differ=True)),
         (f"Ablations on dev 1-100: {where(DEV100)}",
          lambda: answers_table(run(DEV100), ["sunar", "sunar_no_asu", "sunar+first_stage=bm25"], base="sunar", differ=True)),
-        (f"Uncertainty that acts, each switch against A: {where(ACTS)}",
-         lambda: answers_table(run(ACTS), [v for v in variants_of(run(ACTS)) if v.startswith(A)], base=A, differ=True)),
         (f"The paper's rescoring against the official code's penalty (metrics.json and run.json): {where(FREE_TEXT, OFFICIAL)}",
          lambda: rescoring_table([results / FREE_TEXT, results / OFFICIAL])),
         (f"NAR early stop: {nar[1]}", lambda: nar_stop_table(nar[0])),
@@ -277,6 +219,15 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Evidence recall by dataset: {where(DEV100, ACTS, ACTS2, CONFIRM)}",
          lambda: retrieval_table([(DEV100, run(DEV100), ["sunar", "self_ask"]), ("dev 1-217 (both)", both(), [DEMOS, S])])),
         # Confidence and calibration
+        (f"The final answer judged against the question, and the chain's weakest link, S with the judge, dev 1-100 and the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
+         lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
+        (f"The probability shown where a doubted answer acts, fitted on dev 1-100, scored on the confirmation: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
+         lambda: calibrated_table([("`chain_support` alone (shipped)", of(run(UNFIT_DEV), S_UNFIT), of(run(UNFIT_CONFIRM), S_UNFIT), {"features": ["chain_support"]})])),
+        (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
+         lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
+                                   for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
+                                   for label, features in (("the four signals", COMBINED), ("and `whole_chain` (shipped)", (*COMBINED, "whole_chain")),
+                                                           ("and `hops`", (*COMBINED, "hops")))])),
         (f"Signals' AUROC: {where(DEV63, DEV100, DEV200)}",
          lambda: signals_table([("dev63 (free text)", of(run(DEV63), "sunar")), ("dev 1-100", of(run(DEV100), "sunar")),
                                 ("dev 101-200", of(run(DEV200), "sunar")), ("all 200", [*of(run(DEV100), "sunar"), *of(run(DEV200), "sunar")])],
@@ -284,18 +235,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The probability shown, fitted on dev 1-100 and scored on questions it never saw: {where(DEV100, DEV200)}",
          lambda: calibrated_table([("`sunar`: fitted on dev 1-100, scored on dev 101-200", of(run(DEV100), "sunar"), of(run(DEV200), "sunar"))])),
         (f"The shipped calibration with the probe on the hidden state: {probe[1]}", lambda: probe_table(probe[0])),
-        (f"The probability shown for uncertainty that acts, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
-         lambda: calibrated_table([(f"`{v}`", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v)) for v in (S, DEMOS, S_PLAN, DEMOS_PLAN, S_LOOPS, DEMOS_LOOPS)])),
-        (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
-         lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
-                                   for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
-                                   for label, features in (("the four signals", COMBINED), ("and `whole_chain` (shipped)", (*COMBINED, "whole_chain")),
-                                                           ("and `hops`", (*COMBINED, "hops")))])),
-        (f"S's signals with the probe, fitted on dev 1-100, scored on dev 101-217: {probe_s[1]}",
-         lambda: probe_table(probe_s[0], "S", "dev 101-217")),
         # Cost
         (f"Where the recorded seconds go, dev 1-40: {where(BASE40)}", lambda: time_table(run(BASE40), ["sunar", "self_ask", *BASELINES[:2], *BASELINES[3:]])),
         (f"Wall seconds by node, `sunar`, dev 101-200 (every call computed in the run): {where(DEV200)}", lambda: node_table(run(DEV200), "sunar")),
+        (f"Wall seconds by node, S where a doubted answer acts, its confidence step sampling only what is read, dev 202-217 (the questions it computed in the run): {where(TIMED)}",
+         lambda: node_table([r for r in run(TIMED) if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
         # Scale and serving
         (f"The index's cost curve: {scale[1]}", lambda: scale_table(scale[0])),
         (f"Time to the answer through `serve-openai`, streamed, `sunar` on the embedded model, dev 1-5: {served[1]}", lambda: first_token_table(served[0])),
