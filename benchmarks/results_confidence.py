@@ -133,6 +133,25 @@ def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
     return table(header, body)
 
 
+#: What sends a hop to the larger model (``hop_support=escalate`` and ``escalate_uncertain``), on a first hop.
+TRIGGERS = (("the judge doubts it (P(yes) < 0.5): `escalate`", lambda support, split: support < 0.5),
+            ("its answers split (more than one semantic set)", lambda support, split: split),
+            ("**either: `escalate_uncertain`**", lambda support, split: support < 0.5 or split))
+
+
+def trigger_table(columns: Sequence[tuple[str, Records]], first: dict[str, str]) -> str:
+    """Which first hops each escalation trigger flags: of the judged first hops, how many found a
+    wrong bridge (the data's first step), and per trigger how many it flags, wrong and right."""
+    body = []
+    for label, rows in columns:
+        hops = [(r["reasoning_path"][0], ok) for r in rows if not r.get("error") and (ok := first_hop_right(r, first)) is not None]
+        body.append([label, "first hops judged (wrong bridge)", f"{len(hops)} ({sum(not ok for _, ok in hops)})"])
+        for name, flags in TRIGGERS:
+            hit = [ok for hop, ok in hops if flags(hop["support"], len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1)]
+            body.append(["", name, f"{len(hit)} ({sum(not ok for ok in hit)} / {sum(hit)})"])
+    return table(["run", "first hops", "n (wrong bridge / right bridge)"], body)
+
+
 #: The judgements of ``hop_support=judge`` rated alone, each oriented so that higher means more trust.
 CHAIN_SIGNALS = (("the weakest hop's support (`hop_support`)", "hop_support"), ("the final answer's fit to the question (`answer_fits`)", "answer_fits"),
                  ("**the least of the two (`chain_support`)**", "chain_support"))

@@ -81,9 +81,8 @@ class Configuration(Settings):
     likelihood_llm: str = Field("", description="The LLM that gives the log-likelihood of a given text: GenSco's scorer and "
         "the answer_likelihood signal. It must return token log-probabilities ('embedded:<name>' can; Ollama cannot). Empty: "
         "the generative LLM. Served graphs: SUNAR_LIKELIHOOD_LLM in the server's environment.")
-    escalate_llm: str = Field("", description="With hop_support=escalate or unfit_answer=escalate: the larger LLM a hop or "
-        "a final answer the judge doubts is read again by (same spec forms as llm). Served graphs: SUNAR_ESCALATE_LLM in "
-        "the server's environment.")
+    escalate_llm: str = Field("", description="With hop_support=escalate(_uncertain) or unfit_answer=escalate: the larger "
+        "LLM a doubted hop or final answer is read again by (llm's spec forms). Served graphs: SUNAR_ESCALATE_LLM.")
     # --- index --------------------------------------------------------------------------------
     index_dir: str = Field(
         "",
@@ -145,12 +144,13 @@ class Configuration(Settings):
         "from: sampled from its prompt, or read greedily from each of the top documents it reads (its named pages with focus_pages) alone: documents that disagree branch.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
-    hop_support: Literal["off", "judge", "reread", "retrieve", "escalate"] = Field("off", description="Whether the pages a hop "
+    hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain"] = Field("off", description="Whether the pages a hop "
         "read state its answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop, then asks whether the final answer "
         "answers the whole question given the steps (signals of trust); 'reread' also reads a hop again, once, when the judge says "
         "no, with that answer ruled out, and keeps the better-supported one; 'retrieve' then retrieves it again, once: NAR "
         "over its first stage's documents not scored yet, the hop answered from both rounds' evidence; 'escalate' then has "
-        "escalate_llm read the hop's pages and judge both answers, and keeps the one it finds better supported.")
+        "escalate_llm read the hop's pages and judge both answers, and keeps the one it finds better supported; "
+        "'escalate_uncertain' escalates also a hop whose answers fall into more than one semantic set.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
     requery: bool = Field(False, description="An uncertain hop (its answers fall into more than one semantic set) is retrieved "
         "again, once: a fresh first stage for its sub-question with its candidate answers appended, NAR over the documents not "

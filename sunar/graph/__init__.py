@@ -216,7 +216,7 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             line += f"; read again: its pages do not state {hop['unsupported']!r}"
         if hop.get("escalated"):
             kept = "kept" if hop["escalated"] == hop.get("answer") else f"replaced by {hop.get('answer')!r}"
-            line += f"; doubted, read again by the larger model: {hop['escalated']!r} {kept}"
+            line += f"; read again by the larger model: {hop['escalated']!r} {kept}"
         if hop.get("support") is not None:
             line += f"; its pages state it: p = {hop['support']:.2f}"
         return line

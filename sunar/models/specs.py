@@ -43,8 +43,8 @@ def check_specs(values: Mapping[str, Any], injected: str | None = None) -> None:
         check_llm(str(values["likelihood_llm"]), "likelihood_llm")
     if values.get("escalate_llm"):
         check_llm(str(values["escalate_llm"]), "escalate_llm")
-    elif (field := next((f for f in ("hop_support", "unfit_answer") if values.get(f) == "escalate"), None)) is not None:
-        raise ConfigurationError(f"{field}=escalate needs escalate_llm, the larger model that reads a doubted answer again "
+    elif (field := next((f for f in ("hop_support", "unfit_answer") if str(values.get(f, "")).startswith("escalate")), None)) is not None:
+        raise ConfigurationError(f"{field}={values[field]} needs escalate_llm, the larger model that reads a doubted answer again "
                                  "(e.g. --set escalate_llm=ollama:llama3.1)")
     scorer = str(values.get("scorer", "auto"))
     if scorer != "auto" and scorer.partition(":")[0] not in SCORER_KINDS:

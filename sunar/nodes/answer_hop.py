@@ -15,7 +15,9 @@ With ``hop_support``, the LLM judges whether the pages the hop read state its an
 with the hop); with ``hop_support=reread``, an answer they do not state (P(yes) < 0.5) is read again
 once, ruled out, and the new answer is taken when it names something else and is better supported;
 with ``hop_support=escalate``, it is read again by ``escalate_llm`` (a larger model), which judges both
-answers and keeps the better supported (:func:`escalated`).
+answers and keeps the better supported (:func:`escalated`); ``escalate_uncertain`` escalates as well a
+hop whose answers fall into more than one semantic set, SUNAR's own uncertainty (:func:`escalating`;
+the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence.
@@ -67,7 +69,7 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
         return hop
     judged = p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     hop = {**hop, "support": judged}
-    if cfg.hop_support == "escalate" and judged is not None and judged < 0.5:
+    if cfg.hop_support.startswith("escalate") and escalating(hop, judged, cfg):
         return escalated(hop, read, res.larger("hop_support"), call, config)
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
@@ -75,6 +77,13 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
     if other is None or other[1] is None or other[1] <= judged:
         return hop
     return {**hop, "answer": other[0], "support": other[1], "unsupported": hop["answer"]}
+
+
+def escalating(hop: Hop, judged: float | None, cfg: Configuration) -> bool:
+    """Whether the larger model reads the hop again: its judge doubts it (P(yes) < 0.5), or, with
+    ``escalate_uncertain``, its answers fall into more than one semantic set naming something."""
+    split = cfg.hop_support == "escalate_uncertain" and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
+    return split or (judged is not None and judged < 0.5)
 
 
 def read_again(llm: Any, asked: str, hop: Hop, read: list, call: dict[str, Any], config: RunnableConfig) -> tuple[str, float | None] | None:

@@ -420,7 +420,7 @@ def test_a_doubted_hop_is_read_again_by_the_larger_model_which_keeps_the_answer_
     assert [c for c in larger.calls if c.endswith("Question: Who directed Ronnie Rocket?")]  # it read the hop
     assert len(larger.judge_calls) == 2  # and judged both answers
     line = describe_step("answer_hop", {"hops": [hop1]}, {})
-    assert "; doubted, read again by the larger model: 'Mel Brooks' replaced by 'David Lynch'; its pages state it: p = 1.00" in line
+    assert "; read again by the larger model: 'Mel Brooks' replaced by 'David Lynch'; its pages state it: p = 1.00" in line
     # the larger model reads the same answer, or finds its own no better supported: the small model's answer stays
     for other in (larger_llm(reads="Mel Brooks"), larger_llm(says_yes=())):
         kept, _ = support_run("sunar", "escalate", escalation=other)
@@ -442,6 +442,33 @@ def test_escalate_needs_the_larger_model_named():
         Configuration.from_runnable_config({"configurable": {"hop_support": "escalate", "escalate_llm": "gpt"}}).check()
     with pytest.raises(ConfigurationError, match="the resources given hold no escalation LLM"):  # a Python caller's own resources
         support_run("sunar", "escalate", escalate_llm="embedded:qwen2.5-1.5b")
+    with pytest.raises(ConfigurationError, match="hop_support=escalate_uncertain needs escalate_llm"):
+        Configuration.from_runnable_config({"configurable": {"hop_support": "escalate_uncertain"}}).check()
+
+
+def test_an_uncertain_hop_its_judge_does_not_doubt_is_read_again_by_the_larger_model_with_escalate_uncertain():
+    """The small model takes Mel Brooks for the director 3 times in 4 and its judge believes it; the
+    answers split, so ``escalate_uncertain`` has the larger model read the hop, and David Lynch is kept."""
+
+    def answer(question, i):
+        if question.startswith(("SUPPORT:", "FITS:")):
+            return "yes"
+        if question == "Who directed Ronnie Rocket?":
+            return "David Lynch" if i == 1 else "Mel Brooks"
+        return {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn", "MER:" + QUESTION: "Missoula"}.get(question, "unknown")
+
+    def run(hop_support):
+        larger = larger_llm()
+        res = resources(scripted_llm(self_ask, answer), TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI(), escalation=larger)
+        cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_samples": 3,
+               "hop_support": hop_support, "escalate_llm": "embedded:qwen2.5-1.5b"}
+        return whole_state(build_graph("sunar"), {"question": QUESTION}, {"configurable": cfg})["hops"][0], larger
+
+    hop, larger = run("escalate_uncertain")
+    assert [c["answer"] for c in hop["candidates"]] == ["Mel Brooks", "David Lynch"]  # split: more than one semantic set
+    assert (hop["answer"], hop["escalated"], hop["support"]) == ("David Lynch", "Mel Brooks", 1.0) and len(larger.judge_calls) == 2
+    believed, larger = run("escalate")  # the judge alone does not doubt it: the larger model is never asked
+    assert believed["answer"] == "Mel Brooks" and "escalated" not in believed and larger.calls == []
 
 def test_a_final_answer_gives_way_to_the_last_hops_answer_its_pages_state():
     out, _ = support_run("sunar", "judge", final_from_hop=True)  # the chain goes on from Mel Brooks to Brooklyn; MER says Missoula

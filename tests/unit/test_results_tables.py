@@ -227,6 +227,23 @@ def test_support_table_rates_the_first_hops_by_the_datas_first_step_and_the_answ
     assert any(line.startswith("| the signals with AUROC >= 0.55 alone on these answers (`--select 0.55`) |") and "`hop_support`" in line for line in lines)
 
 
+def test_trigger_table_counts_the_first_hops_each_escalation_trigger_flags_wrong_and_right(records):
+    from benchmarks.results_confidence import trigger_table
+
+    rows = [r for r in read_records(records) if r["variant"] == "sunar"]
+    split = [{"answer": "Lyon", "share": 0.5}, {"answer": "Paris", "share": 0.5}]
+    hops = {"q1": ("Lyon", 0.3, split), "q2": ("Anna Smith", 0.8, split), "q3": ("Jo", 0.6, []),  # q1, q2 right bridges; q3, q4 wrong
+            "q4": ("Milano", 0.2, [{"answer": "Milano", "share": 0.75}, {"answer": "unknown", "share": 0.25}])}  # unknown names nothing
+    for r in rows:
+        answer, support, candidates = hops[r["id"]]
+        r["reasoning_path"] = [{"question": "?", "answer": answer, "support": support, "candidates": candidates}]
+    lines = trigger_table([("S", rows)], {"q1": "Lyon", "q2": "Smith", "q3": "Joanna", "q4": "Milan"}).splitlines()
+    assert "| S | first hops judged (wrong bridge) | 4 (2) |" in lines
+    assert "|  | the judge doubts it (P(yes) < 0.5): `escalate` | 2 (1 / 1) |" in lines  # q4 wrong, q1 right
+    assert "|  | its answers split (more than one semantic set) | 2 (0 / 2) |" in lines  # q1, q2
+    assert "|  | **either: `escalate_uncertain`** | 3 (1 / 2) |" in lines
+
+
 def test_chain_table_rates_the_answers_judge_and_the_weakest_link_beside_the_weakest_hop(records):
     from benchmarks.results_confidence import chain_table
 
