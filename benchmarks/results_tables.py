@@ -14,6 +14,7 @@ there cannot drift from its run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from benchmarks.results_confidence import (
     calibrated_table,
     chain_table,
     signals_table,
+    trigger_table,
 )
 from benchmarks.results_render import (
     answers_table,
@@ -88,11 +90,23 @@ UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 #: ... and it beside Self-Ask in one run, for the time: dev 202-217 (the confirmation's last questions).
 TIMED = "confirm-time-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
-#: Self-Ask on the 0.5B, dev 1-20 in one run.
-ESCALATE, S_ESCALATE = "dev20-escalate-qwen0.5b-cpu", f"{S_LOOPS}+hop_support=escalate+unfit_answer=both+escalate_llm=embedded:qwen2.5-1.5b"
+#: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
+#: the first three replayed from the first run's LLM cache.
+ESCALATE, S_ESCALATE = "dev20-escalate-final-qwen0.5b-cpu", f"{S_LOOPS}+hop_support=escalate+unfit_answer=both+escalate_llm=embedded:qwen2.5-1.5b"
+S_ESCALATE_FINAL = f"{S_LOOPS}+hop_support=escalate+unfit_answer=escalate+escalate_llm=embedded:qwen2.5-1.5b"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
 SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
+
+
+def first_steps() -> dict[str, str] | None:
+    """Each dev question's first-step answer (MuSiQue's decomposition, 2Wiki's first evidence
+    triple), from $SUNAR_DATA or ../shared/data/multihop; None without the data."""
+    path = Path(os.environ.get("SUNAR_DATA") or ROOT.parent / "shared" / "data" / "multihop") / "dev.jsonl"
+    if not path.is_file():
+        return None
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {r["id"]: (r["decomposition"][0]["answer"] if r.get("decomposition") else r["evidence_triples"][0][2]) for r in rows}
 
 
 def corpus_texts() -> dict[str, str] | None:
@@ -201,8 +215,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Tried and not kept
         (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
-        (f"A doubted hop read again by a larger model (`hop_support=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
-         lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE], base=DEMOS_LOOPS)),
+        (f"A doubted hop, then also a doubted final answer, read again by a larger model (`hop_support=escalate`, `unfit_answer=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
+         lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE, S_ESCALATE_FINAL], base=DEMOS_LOOPS)),
+        (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
+         lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),
