@@ -179,3 +179,24 @@ def test_a_hop_the_small_models_judge_doubts_is_read_again_by_the_larger_model(d
     assert out["escalated"] == "Michael J. Anderson", out  # the small model's judge said no
     assert out["answer"] == "David Lynch" and out["support"] >= 0.5, out
     assert res.escalation.name != res.llm.name
+
+
+@pytest.mark.slow
+def test_a_final_answer_the_judge_doubts_is_answered_again_by_the_larger_model(demo_index):
+    """``unfit_answer=escalate`` on the real models: MER on the 0.5B model gave no answer (the judge's
+    P(yes) is 0 without a call), and the 1.5B model reads the same path and pages, judges its own
+    answer, and it replaces the first."""
+    from sunar.nodes.check import check
+    from sunar.state import evidence_of
+    from sunar.stores.index import Index
+
+    config = {"configurable": {"llm": "embedded:qwen2.5-0.5b", "escalate_llm": "embedded:qwen2.5-1.5b", "profile": "cpu",
+                               "index_dir": str(demo_index), "calibration": "off", "hop_support": "judge", "unfit_answer": "escalate"}}
+    pages = Index(demo_index).documents(["d150667e65947", "d318efe81f917"])  # Ronnie Rocket, David Lynch
+    evidence = evidence_of(pages, {})
+    hops = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch", "support": 0.9},
+            {"question": "Where was David Lynch born?", "answer": "Missoula, Montana", "support": 0.9}]
+    state = {"question": QUESTION, "answer": "unknown", "hops": hops, "evidence": evidence, "draft_answer": "", "chains": []}
+    out = check(state, config)
+    assert out["acted"] == "escalated" and "Missoula" in out["answer"], out
+    assert out["judged"]["answer_fits"] >= 0.5 and out["notes"][0].startswith("the final answer 'unknown' (p = 0.00) was read again"), out
