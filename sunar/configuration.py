@@ -39,7 +39,8 @@ CPU_PROFILE: dict[str, Any] = {
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
-    "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "past_bridge",
+    "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "repeat_samples",
+    "past_bridge",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
@@ -212,24 +213,21 @@ class Configuration(Settings):
         "in and asked in turn (one call instead of one per hop; the final answer comes from MER, or without MER "
         "from one answer call).",
     )
-    end_loops: bool = Field(
-        False,
-        description="Self-Ask ends when its follow-up goes round the last answer: it asks only who or what that "
-        "answer is, or asks of it the previous step's relation again ('the spouse of Selena', then 'the spouse of "
-        "Chris Pérez') while the question names that relation once. The last answer is then the final one.",
-    )
-    rewrite_repeats: bool = Field(False, description="When Self-Ask, asked again, still repeats a follow-up, the next one is "
-                                  "the question with each hop's part of it replaced by that hop's answer, instead of the end.")
+    end_loops: bool = Field(False, description="Self-Ask ends when its follow-up goes round the last answer: it asks only who or "
+        "what that answer is, or asks of it the previous step's relation again ('the spouse of Selena', then 'the spouse of "
+        "Chris Pérez') while the question names that relation once. The last answer is then the final one.")
+    repeat_samples: int = Field(0, ge=0, le=10, description="When Self-Ask repeats a follow-up already answered, this many "
+        "steps are sampled (the model's own uncertainty about its next step) and the most frequent new follow-up that names "
+        "an answer found and does not go round it is taken; none such: it is asked again, as without. 0: off.")
+    rewrite_repeats: bool = Field(False, description="When Self-Ask, asked again, still repeats a follow-up, the next one is the "
+        "question with each hop's part of it replaced by that hop's answer, instead of the end.")
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions (or planned questions) before the answer is forced.")
     past_bridge: bool = Field(False, description="When Self-Ask ends after one hop on that hop's answer (the hidden name it asked for "
                               "first) though its sub-question was only part of the question, the next step is the question with that "
                               "part replaced by the answer; where the part is not found, Self-Ask is asked once for the next step about it.")
-    chain_check_after: int = Field(
-        0, ge=0, le=20,
-        description="From this many answered hops on, a Self-Ask follow-up that names none of the answers found "
-        "so far ends the decomposition (a small model drifts back to the question's own entities "
-        "instead of giving the final answer). 0: off, as in the paper.",
-    )
+    chain_check_after: int = Field(0, ge=0, le=20, description="From this many answered hops on, a Self-Ask follow-up that names "
+        "none of the answers found so far ends the decomposition (a small model drifts back to the question's own entities "
+        "instead of giving the final answer). 0: off, as in the paper.")
     demonstrations: int = Field(
         0,
         ge=0,

@@ -5,6 +5,7 @@ and filled in with the answers as they come (:mod:`sunar.prompts.plan`)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -137,6 +138,20 @@ def past_bridge(
     return "", f"{said}; {STANDS}"
 
 
+STEP_TEMPERATURE = 1.0  # of the steps sampled after a repeat: at the answers' 0.3 the small model mostly repeats
+
+
+def sampled_step(llm: Any, messages: list[Any], question: str, hops: list[dict[str, Any]], asked: set[str], cfg: Configuration) -> str | None:
+    """``repeat_samples``: after a repeated follow-up, the most frequent of the sampled steps (the first
+    such on a tie) that is a new follow-up, names an answer found and does not go round the last one;
+    None when no sample is one."""
+    replies = llm.sample(messages, cfg.repeat_samples, temperature=STEP_TEMPERATURE, max_tokens=cfg.max_tokens, stop=STOP, schema=cfg.reply_schema(SCHEMA))
+    steps = [text for kind, text in (parse_self_ask(str(r.content)) for r in replies)
+             if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question)]
+    votes = Counter(normalize_answer(s) for s in steps)
+    return max(steps, key=lambda s: votes[normalize_answer(s)], default=None)
+
+
 def demonstrations_for(question: str, cfg: Configuration) -> list[Demonstration]:
     """The worked decompositions shown before ``question`` (``demonstrations``, from ``demonstration_pool``)."""
     return retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
@@ -201,7 +216,11 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     notes: list[str] = []
     asked = {normalize_answer(h["question"]) for h in hops}
     problem = _problem(kind, text, question, hops, asked)
-    if problem:
+    sampled = sampled_step(llm, messages, question, hops, asked, cfg) if problem == "repeat" and cfg.repeat_samples else None
+    if sampled:
+        kind, text = "follow_up", sampled
+        notes = [f"Self-Ask repeated a follow-up; of {cfg.repeat_samples} steps sampled, the most frequent new one is taken: {sampled!r}"]
+    elif problem:
         # Small models often echo the question, skip its hidden name, or ask again what was
         # answered: ask once more. A first follow-up sharing no word with the question copied the nudge.
         nudge = REPEAT_NUDGE if problem == "repeat" else NUDGE

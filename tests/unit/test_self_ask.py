@@ -9,6 +9,7 @@ from sunar.nodes.decompose import builds_on, describes_hidden, ends_on_bridge, l
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.mer import parse_mer
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, parse_self_ask
+from sunar.prompts.self_ask import SYSTEM as SELF_ASK_SYSTEM
 from sunar.text import restates, substituted
 
 
@@ -300,6 +301,41 @@ def test_repeated_follow_up_is_asked_again_once(after_nudge, hops, answer):
     out, _ = _run_with(_repeat_then(after_nudge))
     assert len(out["hops"]) == hops and out["answer"] == answer
     assert any("repeated a follow-up; asked again" in n for n in out["notes"])
+
+
+def test_a_repeated_follow_up_gives_way_to_the_most_frequent_new_step_sampled_with_repeat_samples():
+    """After one hop the model asks its first follow-up again (greedily, and in one sample of five); two
+    samples ask where he was born, one goes round the answer, one names no answer found."""
+    answers = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
+    sampled = {1: "Where was David Lynch born?", 2: "Who is David Lynch?", 3: "Where was David Lynch born?", 4: "Where was Ronnie Rocket made?"}
+
+    def go(samples, variant="self_ask", second=sampled):
+        def self_ask(prompt, i):
+            transcript = prompt.rsplit("Question:", 1)[1]
+            if transcript.count("Intermediate answer:") == 0:
+                return "Follow up: Who directed Ronnie Rocket?"
+            if "Where was David Lynch born?" in transcript:
+                return "So the final answer is: Missoula"
+            if REPEAT_NUDGE in prompt:
+                return "So the final answer is: David Lynch"
+            return f"Follow up: {second.get(i, 'Who directed Ronnie Rocket?')}"
+
+        llm = scripted_llm(lambda prompt: "", lambda q, i: answers.get(q, "Helena"))
+        script = llm.chat.script
+        llm.chat.script = lambda prompt, i: self_ask(prompt, i) if prompt.startswith(SELF_ASK_SYSTEM) else script(prompt, i)
+        res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
+        config = {"configurable": {"resources": res, "samples": 2, "repeat_samples": samples, "end_loops": True}}
+        return build_graph(variant).invoke({"question": "Where was the director of Ronnie Rocket born?"}, config), llm
+
+    for variant in ("self_ask", "sunar_r"):  # the decomposition both graphs share
+        out, llm = go(5, variant)
+        assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
+        assert "Self-Ask repeated a follow-up; of 5 steps sampled, the most frequent new one is taken: 'Where was David Lynch born?'" in out["notes"]
+        assert not any(REPEAT_NUDGE in c for c in llm.calls)
+    stuck, llm = go(5, second={2: "Who is David Lynch?"})  # no sample is a new step that builds on the answer: asked again, as without
+    assert len(stuck["hops"]) == 1 and stuck["answer"] == "David Lynch" and any(REPEAT_NUDGE in c for c in llm.calls)
+    off, _ = go(0)
+    assert len(off["hops"]) == 1 and off["answer"] == "David Lynch"
 
 
 @pytest.mark.parametrize(
