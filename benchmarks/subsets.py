@@ -9,6 +9,8 @@ the next (llama.cpp's reused prompt cache shifts near ties), and questions chose
 mostly ends wrong would drift towards right on a rerun alone. Which questions can reach the switch
 is read from the first run's trace, never from its answers' rightness.
 
+``repeat_samples`` acts where a Self-Ask step repeats a follow-up, which the first run's notes say.
+
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
 first hop branched (the chain not shown may have ended there); the subset lists the one-hop chains
@@ -50,7 +52,13 @@ def past_bridge_can_act(record: dict[str, Any]) -> bool:
     return ends_on_one_hop(record) or branched
 
 
-CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"past_bridge": past_bridge_can_act}
+def repeat_samples_can_act(record: dict[str, Any]) -> bool:
+    """Whether ``repeat_samples`` could have changed this record (made without it): a step of one of
+    its chains repeated a follow-up."""
+    return any("repeated a follow-up" in note for note in record.get("notes") or [])
+
+
+CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act}
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:

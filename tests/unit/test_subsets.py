@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks.subsets import complete, main, past_bridge_can_act, replayed
+from benchmarks.subsets import complete, main, past_bridge_can_act, repeat_samples_can_act, replayed
 
 Q = "Where was the director of Ronnie Rocket born?"
 
@@ -26,6 +26,12 @@ def test_past_bridge_can_act_on_one_hop_chains_and_first_hops_that_branched():
     assert not past_bridge_can_act(TWO)  # went on after its first hop
     assert not past_bridge_can_act(WHOLE)  # its one hop asked the whole question
     assert not past_bridge_can_act(record("q5", []))
+
+
+def test_repeat_samples_can_act_where_a_step_repeated_a_follow_up():
+    assert repeat_samples_can_act(record("q6", [("Who directed Ronnie Rocket?", "David Lynch")], notes=["Self-Ask repeated a follow-up; asked again and it gave a new step"]))
+    assert repeat_samples_can_act(record("q7", [], notes=["Self-Ask repeated a follow-up ('Who directed Ronnie Rocket?'); decomposition stopped"]))
+    assert not repeat_samples_can_act(ONE) and not repeat_samples_can_act(BRANCHED)
 
 
 def test_replayed_takes_the_rerun_where_it_has_one_and_the_first_run_elsewhere():
