@@ -46,6 +46,7 @@ from benchmarks.results_stored import (
     rescoring_table,
     scale_table,
 )
+from benchmarks.subsets import complete, repeat_samples_can_act, replayed
 from sunar.trust import COMBINED, FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +97,9 @@ ESCALATE, S_ESCALATE = "dev20-escalate-final-qwen0.5b-cpu", f"{S_LOOPS}+hop_supp
 S_ESCALATE_FINAL = f"{S_LOOPS}+hop_support=escalate+unfit_answer=escalate+escalate_llm=embedded:qwen2.5-1.5b"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
 SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
+#: Self-Ask sampling its next step after a repeated follow-up (``repeat_samples``): the dev 1-100 questions where a
+#: step of SELFASK_UNFIT_DEV's Self-Ask repeated one, run again both ways in one run (benchmarks/subsets.py).
+REPEATS_SA, DEMOS_REPEATS = "dev100-repeats-selfask-qwen1.5b-cpu", f"{DEMOS_LOOPS}+repeat_samples=5"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -215,6 +219,12 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Tried and not kept
         (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
+        (f"Self-Ask sampling its next step after a repeated follow-up (`repeat_samples=5`), the dev 1-100 questions where a step repeated one, both ways in one run: {where(REPEATS_SA)}",
+         lambda: answers_table(run(REPEATS_SA), [DEMOS_LOOPS, DEMOS_REPEATS], base=DEMOS_LOOPS)),
+        (f"The same on all of dev 1-100, the other questions as Self-Ask's run left them: {where(SELFASK_UNFIT_DEV, REPEATS_SA)}",
+         lambda: answers_table([r for v in (DEMOS_LOOPS, DEMOS_REPEATS) for r in replayed(run(SELFASK_UNFIT_DEV), run(REPEATS_SA), DEMOS_LOOPS, v, repeat_samples_can_act)],
+                               [DEMOS_LOOPS, DEMOS_REPEATS], base=DEMOS_LOOPS)
+         if complete(run(SELFASK_UNFIT_DEV), run(REPEATS_SA), DEMOS_LOOPS, DEMOS_REPEATS, repeat_samples_can_act) else None),
         (f"A doubted hop, then also a doubted final answer, read again by a larger model (`hop_support=escalate`, `unfit_answer=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
          lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE, S_ESCALATE_FINAL], base=DEMOS_LOOPS)),
         (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",

@@ -138,7 +138,7 @@ def past_bridge(
     return "", f"{said}; {STANDS}"
 
 
-STEP_TEMPERATURE = 1.0  # of the steps sampled after a repeat: at the answers' 0.3 the small model mostly repeats
+STEP_TEMPERATURE = 1.0  # of the steps sampled after a repeat (set before the dev runs, not tuned)
 
 
 def sampled_step(llm: Any, messages: list[Any], question: str, hops: list[dict[str, Any]], asked: set[str], cfg: Configuration) -> str | None:
