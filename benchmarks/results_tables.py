@@ -100,6 +100,8 @@ SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_L
 #: Self-Ask sampling its next step after a repeated follow-up (``repeat_samples``): the dev 1-100 questions where a
 #: step of SELFASK_UNFIT_DEV's Self-Ask repeated one, run again both ways in one run (benchmarks/subsets.py).
 REPEATS_SA, DEMOS_REPEATS = "dev100-repeats-selfask-qwen1.5b-cpu", f"{DEMOS_LOOPS}+repeat_samples=5"
+#: ... and S (the cpu profile's), on the questions where a step of UNFIT_DEV's S repeated one.
+REPEATS_S, S_REPEATS = "dev100-repeats-s-qwen1.5b-cpu", f"{S_UNFIT}+repeat_samples=5"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -225,6 +227,12 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table([r for v in (DEMOS_LOOPS, DEMOS_REPEATS) for r in replayed(run(SELFASK_UNFIT_DEV), run(REPEATS_SA), DEMOS_LOOPS, v, repeat_samples_can_act)],
                                [DEMOS_LOOPS, DEMOS_REPEATS], base=DEMOS_LOOPS)
          if complete(run(SELFASK_UNFIT_DEV), run(REPEATS_SA), DEMOS_LOOPS, DEMOS_REPEATS, repeat_samples_can_act) else None),
+        (f"S sampling its next step after a repeated follow-up (`repeat_samples=5`), the dev 1-100 questions where a step repeated one, both ways in one run: {where(REPEATS_S)}",
+         lambda: answers_table(run(REPEATS_S), [S_UNFIT, S_REPEATS], base=S_UNFIT)),
+        (f"The same on all of dev 1-100, the other questions as S's run left them: {where(UNFIT_DEV, REPEATS_S)}",
+         lambda: answers_table([r for v in (S_UNFIT, S_REPEATS) for r in replayed(run(UNFIT_DEV), run(REPEATS_S), S_UNFIT, v, repeat_samples_can_act)],
+                               [S_UNFIT, S_REPEATS], base=S_UNFIT)
+         if complete(run(UNFIT_DEV), run(REPEATS_S), S_UNFIT, S_REPEATS, repeat_samples_can_act) else None),
         (f"A doubted hop, then also a doubted final answer, read again by a larger model (`hop_support=escalate`, `unfit_answer=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
          lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE, S_ESCALATE_FINAL], base=DEMOS_LOOPS)),
         (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
