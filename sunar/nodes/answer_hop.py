@@ -35,7 +35,7 @@ from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
 from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
 from sunar.prompts.spans import grounded_schema
-from sunar.prompts.support import LABELS, p_yes, ruled_out, support_messages
+from sunar.prompts.support import LABELS, judged_better, p_yes, ruled_out, support_messages
 from sunar.resources import resources
 from sunar.signals import agrees, known
 from sunar.state import Candidate, Chain, Hop, evidence_of
@@ -74,7 +74,7 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
     other = read_again(res.llm, ruled_out(hop["question"], hop["answer"]), hop, read, call, config)
-    if other is None or other[1] is None or other[1] <= judged:
+    if other is None or not judged_better(other[1], judged):
         return hop
     return {**hop, "answer": other[0], "support": other[1], "unsupported": hop["answer"]}
 
@@ -102,8 +102,7 @@ def escalated(hop: Hop, read: list, larger: Any, call: dict[str, Any], config: R
     other = read_again(larger, hop["question"], hop, read, call, config)
     first = p_yes(larger.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     kept = {**hop, "support": hop["support"] if first is None else first, "escalated": hop["answer"]}
-    better = other is not None and other[1] is not None and (first is None or other[1] > first)
-    return {**kept, "answer": other[0], "support": other[1]} if better else kept
+    return {**kept, "answer": other[0], "support": other[1]} if other is not None and judged_better(other[1], first) else kept
 
 
 def make_answer_hop(sampling: bool = True) -> Any:

@@ -24,7 +24,7 @@ from sunar.models.llm import LLM
 from sunar.nodes.decompose import going_on
 from sunar.nodes.mer import reasoned
 from sunar.nodes.shorten import country_dropped
-from sunar.prompts.support import LABELS, fits_messages, p_yes
+from sunar.prompts.support import LABELS, fits_messages, judged_better, p_yes
 from sunar.resources import resources
 from sunar.signals import agrees, chain_support, hop_support, known, whole_chain
 from sunar.text import normalize_answer
@@ -124,7 +124,7 @@ def escalated(state: dict[str, Any], config: RunnableConfig, cfg: Configuration,
     first = fits(larger, state, answer)
     second = fits(larger, state, other) if known(other) and not agrees(other, answer) else None
     doubted = f"the final answer {answer!r} (p = {p:.2f}) was read again by the larger model"
-    if second is None or (first is not None and second <= first):
+    if not judged_better(second, first):
         said = f"it kept to it (p = {first:.2f})" if first is not None else "it found no answer that fits better"
         return {"judged": judged(state, p if first is None else first), "acted": "escalated", "notes": [f"{doubted}: {said}"]}
     place, dropped = country_dropped(state["question"], other, cfg)

@@ -58,6 +58,12 @@ def p_yes(scores: dict[str, float]) -> float | None:
     return round(math.exp(yes - top) / (math.exp(yes - top) + math.exp(no - top)), 4)
 
 
+def judged_better(new: float | None, first: float | None) -> bool:
+    """Whether a second answer's P(yes) beats the first's: it has one, above the first's (a first the
+    judge gave none loses to any)."""
+    return new is not None and (first is None or new > first)
+
+
 def ruled_out(question: str, answer: str) -> str:
     """The sub-question asked again with an answer its pages did not state ruled out."""
     return f"{question} (The answer is not {answer}.)"
