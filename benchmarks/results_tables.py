@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from benchmarks.results_confidence import (
     acted_table,
@@ -103,6 +104,16 @@ REPEATS_SA, DEMOS_REPEATS = "dev100-repeats-selfask-qwen1.5b-cpu", f"{DEMOS_LOOP
 #: ... and S (the cpu profile's), on the questions where a step of UNFIT_DEV's S repeated one.
 REPEATS_S, S_REPEATS = "dev100-repeats-s-qwen1.5b-cpu", f"{S_UNFIT}+repeat_samples=5"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
+
+
+def switched_on_all(base: Records, rerun: Records, variant: str, switched: str, can_act: Callable[[dict[str, Any]], bool]) -> str | None:
+    """``switched`` (``variant`` with a switch on) against ``variant`` on all of ``base``'s questions: the
+    rerun's records (both ways) where the switch can act, ``base``'s elsewhere; None until the rerun
+    holds every such question."""
+    if not complete(base, rerun, variant, switched, can_act):
+        return None
+    rows = [r for v in (variant, switched) for r in replayed(base, rerun, variant, v, can_act)]
+    return answers_table(rows, [variant, switched], base=variant)
 
 
 def first_steps() -> dict[str, str] | None:
@@ -218,25 +229,21 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table([*of(run(CHAIN_DEV), S_JUDGE), *of(run(UNFIT_DEV), S_UNFIT)], [S_JUDGE, S_UNFIT], base=S_JUDGE)),
         (f"What the doubted answers became, S with `unfit_answer=both`: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("the confirmation", of(run(UNFIT_CONFIRM), S_UNFIT))])),
-        # Tried and not kept
-        (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
-         lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
         (f"Self-Ask sampling its next step after a repeated follow-up (`repeat_samples=5`), the dev 1-100 questions where a step repeated one, both ways in one run: {where(REPEATS_SA)}",
          lambda: answers_table(run(REPEATS_SA), [DEMOS_LOOPS, DEMOS_REPEATS], base=DEMOS_LOOPS)),
         (f"The same on all of dev 1-100, the other questions as Self-Ask's run left them: {where(SELFASK_UNFIT_DEV, REPEATS_SA)}",
-         lambda: answers_table([r for v in (DEMOS_LOOPS, DEMOS_REPEATS) for r in replayed(run(SELFASK_UNFIT_DEV), run(REPEATS_SA), DEMOS_LOOPS, v, repeat_samples_can_act)],
-                               [DEMOS_LOOPS, DEMOS_REPEATS], base=DEMOS_LOOPS)
-         if complete(run(SELFASK_UNFIT_DEV), run(REPEATS_SA), DEMOS_LOOPS, DEMOS_REPEATS, repeat_samples_can_act) else None),
+         lambda: switched_on_all(run(SELFASK_UNFIT_DEV), run(REPEATS_SA), DEMOS_LOOPS, DEMOS_REPEATS, repeat_samples_can_act)),
         (f"S sampling its next step after a repeated follow-up (`repeat_samples=5`), the dev 1-100 questions where a step repeated one, both ways in one run: {where(REPEATS_S)}",
          lambda: answers_table(run(REPEATS_S), [S_UNFIT, S_REPEATS], base=S_UNFIT)),
         (f"The same on all of dev 1-100, the other questions as S's run left them: {where(UNFIT_DEV, REPEATS_S)}",
-         lambda: answers_table([r for v in (S_UNFIT, S_REPEATS) for r in replayed(run(UNFIT_DEV), run(REPEATS_S), S_UNFIT, v, repeat_samples_can_act)],
-                               [S_UNFIT, S_REPEATS], base=S_UNFIT)
-         if complete(run(UNFIT_DEV), run(REPEATS_S), S_UNFIT, S_REPEATS, repeat_samples_can_act) else None),
+         lambda: switched_on_all(run(UNFIT_DEV), run(REPEATS_S), S_UNFIT, S_REPEATS, repeat_samples_can_act)),
         (f"A doubted hop, then also a doubted final answer, read again by a larger model (`hop_support=escalate`, `unfit_answer=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
          lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE, S_ESCALATE_FINAL], base=DEMOS_LOOPS)),
         (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
          lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
+        # Tried and not kept
+        (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
+         lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),
