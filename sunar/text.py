@@ -44,11 +44,22 @@ def content_words(text: str) -> set[str]:
 _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
 
 
+def _capitalised(question: str) -> set[str]:
+    """The content words a question writes with a capital or a digit, its first word left out: its names."""
+    written = [w.lstrip("\"'(\u201c\u2018") for w in question.split()[1:]]
+    return {c for w in written if w[:1].isupper() or w[:1].isdigit() for c in content_words(w)}
+
+
 def named_share(title: str, question: str) -> float:
     """How much of a page's title (its qualifier left out) the question names: the share of the
-    title's content words among the question's ("Munjong of Goryeo" in "Where was Munjong born?": 0.5)."""
+    title's content words among the question's ("Munjong of Goryeo" in "Where was Munjong born?": 0.5).
+    One word alone names a page only when the question writes it as a name: "computer" in "... connection
+    of computer peripherals?" is a common noun, not the page "Computer"."""
     words = content_words(_QUALIFIER.sub("", title))
-    return len(words & content_words(question)) / len(words) if words else 0.0
+    named = words & content_words(question)
+    if len(named) == 1 and not named & _capitalised(question):
+        return 0.0
+    return len(named) / len(words) if words else 0.0
 
 
 Page = TypeVar("Page", bound=Mapping[str, Any])

@@ -33,7 +33,7 @@ from langchain_core.runnables import RunnableConfig
 from sunar.configuration import Configuration
 from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
-from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
+from sunar.prompts.answer import SCHEMA, UNKNOWN, answer_from, answer_messages, echoes_example, read_answer, short_call
 from sunar.prompts.spans import grounded_schema
 from sunar.prompts.support import LABELS, judged_better, p_yes, ruled_out, support_messages
 from sunar.resources import resources
@@ -90,7 +90,7 @@ def read_again(llm: Any, asked: str, hop: Hop, read: list, call: dict[str, Any],
     """The hop's pages read again by ``llm``, asked ``asked``: (the answer, P(yes) that the pages state it
     as the answer to the hop's question, by ``llm``'s judge); None when it names nothing else."""
     reply = llm.generate(answer_messages(asked, read), temperature=0.0, config=config, **call)
-    other = read_answer(str(reply.content))
+    other = answer_from(str(reply.content), asked, read)
     if not known(other) or agrees(other, hop["answer"]):
         return None
     return other, p_yes(llm.judge(support_messages(hop["question"], other, read), LABELS))
@@ -126,7 +126,11 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 f"NAR stopped early for {state['sub_question']!r} after {len(scored)} of {cfg.budget} documents: "
                 f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"
             )
-        hop = Hop(question=state["sub_question"], answer=read_answer(str(reply.content)), evidence=found, batches=[*(prior.get("batches") or []), *(state.get("batches") or [])])
+        said = read_answer(str(reply.content))
+        if echoes_example(said, state["sub_question"], read):
+            notes.append(f"the answer {said!r} to {state['sub_question']!r} was copied from the prompt's worked example, not the pages: unknown")
+            said = UNKNOWN
+        hop = Hop(question=state["sub_question"], answer=said, evidence=found, batches=[*(prior.get("batches") or []), *(state.get("batches") or [])])
         if len(read) < len(found):
             hop["read"] = [e["id"] for e in read]
         update: dict[str, Any] = {}
@@ -139,7 +143,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
                            for doc in read[: cfg.hop_samples]]
             else:
                 replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)
-            answers = [hop["answer"], *(read_answer(str(r.content)) for r in replies)]
+            answers = [hop["answer"], *(answer_from(str(r.content), state["sub_question"], read) for r in replies)]
             hop["samples"] = answers
             hop["candidates"] = candidates_of(answers, semantic_sets(state["sub_question"], answers, res.nli))
             named = [c["answer"] for c in hop["candidates"] if known(c["answer"])]

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import answer_messages, read_answer, short_call
+from sunar.prompts.answer import answer_from, answer_messages, short_call
 from sunar.resources import resources
 from sunar.usage import node
 
@@ -21,10 +21,11 @@ def conclude(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     path = "; ".join(f"{h['question']} -> {h['answer']}" for h in state.get("hops") or [])
     question = f"{state['question']} (known so far: {path})" if path else state["question"]
+    evidence = state.get("evidence") or []
     reply = resources(config).llm.generate(
-        answer_messages(question, state.get("evidence") or []),
+        answer_messages(question, evidence),
         temperature=0.0,
         config=config,
         **short_call(cfg),
     )
-    return {"answer": read_answer(str(reply.content))}
+    return {"answer": answer_from(str(reply.content), question, evidence)}

@@ -21,7 +21,7 @@ from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
 from sunar.models.nli import semantic_sets
-from sunar.prompts.answer import answer_messages, read_answer, short_call
+from sunar.prompts.answer import answer_from, answer_messages, short_call
 from sunar.resources import resources
 from sunar.signals import known, signals
 from sunar.text import normalize_answer
@@ -49,7 +49,7 @@ def agreement_of(state: dict[str, Any], messages: list[BaseMessage], cfg: Config
     first, the share that agrees with it: in its set, or contained in it)."""
     m = max(1, cfg.confidence_samples or cfg.samples)
     replies = res.llm.sample(messages, m, temperature=cfg.temperature, **short_call(cfg))
-    samples = [read_answer(str(r.content)) for r in replies]
+    samples = [answer_from(str(r.content), state["question"], state.get("evidence") or []) for r in replies]
     sets = semantic_sets(state["question"], [state["answer"], *samples], res.nli)
     same_set = set(next(s for s in sets if 0 in s)) - {0}
     answer = f" {normalize_answer(state['answer'])} "

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import answer_messages, read_answer, short_call
+from sunar.prompts.answer import answer_from, answer_messages, short_call
 from sunar.resources import resources
 from sunar.state import evidence_of
 from sunar.usage import node
@@ -18,12 +18,12 @@ def sample_answers(state: dict[str, Any], config: RunnableConfig) -> dict[str, A
     cfg = Configuration.from_runnable_config(config)
     res = resources(config)
     batch = dict(state["batch"])
-    docs = res.index.documents(batch["ids"])
+    evidence = evidence_of(res.index.documents(batch["ids"]), {})
     replies = res.llm.sample(
-        answer_messages(state["sub_question"], evidence_of(docs, {})),
+        answer_messages(state["sub_question"], evidence),
         cfg.samples,
         temperature=cfg.temperature,
         **short_call(cfg),
     )
-    batch["answers"] = [read_answer(str(r.content)) for r in replies]
+    batch["answers"] = [answer_from(str(r.content), state["sub_question"], evidence) for r in replies]
     return {"batch": batch}

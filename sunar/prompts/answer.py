@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from sunar.prompts.structured import as_reply, object_schema, read_object
+from sunar.text import normalize_answer
 
 UNKNOWN = "unknown"
 #: Gold answers of the dev data are at most 61 characters.
@@ -95,3 +96,30 @@ def short_call(cfg: Any, schema: dict = SCHEMA, tokens: int = SHORT_TOKENS) -> d
 def read_answer(text: str) -> str:
     """The short answer of a :data:`SCHEMA` reply; a reply that is not one is read as free text."""
     return clean_answer(said(text))
+
+
+def _example_text() -> str:
+    """Every word of the worked examples, normalised, with a space at either end."""
+    parts = [f"{d['title']} {d['text']}" for docs, _, _ in EXAMPLES for d in docs] + [f"{q} {a}" for _, q, a in EXAMPLES]
+    return f" {normalize_answer(' '.join(parts))} "
+
+
+EXAMPLE_TEXT = _example_text()
+
+
+def echoes_example(answer: str, question: str, evidence: Sequence[dict]) -> bool:
+    """Whether a short answer of two words or more is taken from the worked examples, not from the
+    question or the documents shown: when its documents do not say, a small model may copy the
+    example's name ("Maeve Brennan-Quinn" for who plays Vision, seen on dev questions)."""
+    words = normalize_answer(answer)
+    if len(words.split()) < 2 or f" {words} " not in EXAMPLE_TEXT:
+        return False
+    shown = normalize_answer(" ".join([question, *(f"{e['title']} {e['text']}" for e in evidence)]))
+    return f" {words} " not in f" {shown} "
+
+
+def answer_from(text: str, question: str, evidence: Sequence[dict]) -> str:
+    """The short answer of a reply to :func:`answer_messages` (``question``, ``evidence``); one copied
+    from the worked examples (:func:`echoes_example`) is ``unknown``."""
+    answer = read_answer(text)
+    return UNKNOWN if echoes_example(answer, question, evidence) else answer

@@ -55,6 +55,20 @@ def test_a_titles_share_named_by_a_question():
     assert named_share("Boden's Boy", "Who directed Boden's Boy?") == 1.0
 
 
+def test_one_word_in_lower_case_is_a_common_noun_not_a_name():
+    usb = "What was the object designed to standardize connection of computer peripherals?"
+    assert named_share("Computer", usb) == 0.0  # seen on dev: the hop read "Computer" alone, not the USB page
+    assert named_share("Cả River", "Which river does Kichi Sipi Bridge cross?") == 0.0
+    assert named_share("The Child of Lov", "Who was William Beckford's child?") == 0.0
+    assert named_share("Pavilion Mall", "Pavilion Welgelegen is located in what country?") == 0.0  # the first word: capital anyway
+    assert named_share("Villa Welgelegen", "Pavilion Welgelegen is located in what country?") == 0.5
+    assert named_share("Computer", "Who founded the Computer History Museum?") == 1.0  # written as a name
+    assert named_share("Mary Poppins (film)", "who plays mary poppins in princess diaries?") == 1.0  # two words name it
+    assert named_share("Munich", 'Who was born in "Munich"?') == 1.0
+    pages = [{"id": i, "title": t, "text": ""} for i, t in [("u", "USB"), ("c", "Computer"), ("d", "Dell")]]
+    assert [p["id"] for p in focus(usb, pages)] == ["u", "c", "d"]  # names none: all are read
+
+
 def test_focus_keeps_the_pages_named_most_in_order_or_all():
     pages = [{"id": i, "title": t, "text": ""} for i, t in [("a", "Mel Brooks"), ("b", "David Lynch (actor)"), ("c", "Kevin Lynch"), ("d", "David Lynch (director)")]]
     assert [p["id"] for p in focus("Where was David Lynch born?", pages)] == ["b", "d"]  # namesakes both kept, in order
