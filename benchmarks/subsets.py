@@ -11,6 +11,10 @@ is read from the first run's trace, never from its answers' rightness.
 
 ``repeat_samples`` acts where a Self-Ask step repeats a follow-up, which the first run's notes say.
 
+The two reading fixes (``reading_fixes``: a page named by one lower-case word alone is not named; an
+answer copied from the answer prompt's example is unknown) act where a hop's answer is the example's,
+or where its pages, found again in the index, are named otherwise by the two rules.
+
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
 first hop branched (the chain not shown may have ended there); the subset lists the one-hop chains
@@ -33,8 +37,9 @@ from typing import Any
 
 from benchmarks.results_runs import Records, of, read_records
 from sunar.nodes.vote import supported_hop
+from sunar.prompts.answer import EXAMPLE_TEXT
 from sunar.signals import whole_chain
-from sunar.text import without_country
+from sunar.text import FOCUS_SHARE, content_words, named_share, normalize_answer, title_words, without_country
 
 
 def ends_on_one_hop(record: dict[str, Any]) -> bool:
@@ -56,6 +61,41 @@ def repeat_samples_can_act(record: dict[str, Any]) -> bool:
     """Whether ``repeat_samples`` could have changed this record (made without it): a step of one of
     its chains repeated a follow-up."""
     return any("repeated a follow-up" in note for note in record.get("notes") or [])
+
+
+def _words_share(title: str, question: str) -> float:
+    """:func:`sunar.text.named_share` before the fix: any of the title's words counts, one in lower case too."""
+    words = title_words(title)
+    return len(words & content_words(question)) / len(words) if words else 0.0
+
+
+def _named(question: str, titles: list[str], share: Callable[[str, str], float]) -> list[str]:
+    shares = [share(t, question) for t in titles]
+    best = max(shares, default=0.0)
+    return [t for t, s in zip(titles, shares, strict=True) if s == best] if best >= FOCUS_SHARE else []
+
+
+def reading_fixes_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]], bool]:
+    """Whether the two reading fixes could have changed a record made before them: a hop answer or
+    candidate is a name of the answer prompt's worked example, or a hop's pages (as the hop would
+    find them: its sub-question's first 16 documents, the ``scorer``'s best 5) are named otherwise
+    under the new rule than under the old (``focus_pages``). The pages are not stored with a hop."""
+
+    def echo(answer: Any) -> bool:
+        words = normalize_answer(str(answer))
+        return len(words.split()) >= 2 and f" {words} " in EXAMPLE_TEXT
+
+    def refocused(question: str) -> bool:
+        docs = index.documents([doc_id for doc_id, _ in index.first_stage(question, 50, "fused")][:16])
+        scores = scorer.score(question, docs)
+        titles = [docs[i].title for i in sorted(range(len(docs)), key=lambda i: -scores[i])][:5]
+        return _named(question, titles, _words_share) != _named(question, titles, named_share)
+
+    def can_act(record: dict[str, Any]) -> bool:
+        hops = record.get("reasoning_path") or []
+        return any(echo(h["answer"]) or any(echo(c["answer"]) for c in h.get("candidates") or []) or refocused(h["question"]) for h in hops)
+
+    return can_act
 
 
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act}
@@ -111,14 +151,27 @@ def without_region(record: dict[str, Any]) -> str | None:
     return answer.split(", ")[0]
 
 
+def reading_fixes(index: Path | None) -> Callable[[dict[str, Any]], bool]:
+    """:func:`reading_fixes_can_act` on the index at ``index``, with the offline scorer the runs used."""
+    if index is None:
+        raise SystemExit("reading_fixes needs --index: the index the runs read")
+    from sunar.models.scorer import make_scorer
+    from sunar.stores.index import Index
+
+    opened = Index(index)
+    return reading_fixes_can_act(opened, make_scorer("hybrid", opened.embedder))
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("switch", choices=sorted(CAN_ACT))
+    p.add_argument("switch", choices=[*sorted(CAN_ACT), "reading_fixes"])
     p.add_argument("run", nargs="+", type=Path, help="runs made without the switch (evals/results/RUN)")
     p.add_argument("--variant", required=True, help="the variant, as recorded, whose trace is read")
     p.add_argument("--questions", required=True, type=Path, help="the questions file of those runs")
+    p.add_argument("--index", type=Path, help="reading_fixes: the index the runs read (its hops' pages are found again)")
     args = p.parse_args(argv)
-    acts = {r["id"]: r for run in args.run for r in of(read_records(run, committed=True), args.variant) if CAN_ACT[args.switch](r)}
+    can_act = CAN_ACT.get(args.switch) or reading_fixes(args.index)
+    acts = {r["id"]: r for run in args.run for r in of(read_records(run, committed=True), args.variant) if can_act(r)}
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     # the chains that ended on one hop first: a run stopped part-way has measured where the switch acts for sure
     kept = sorted((q for q in questions if q["id"] in acts), key=lambda q: not ends_on_one_hop(acts[q["id"]]))

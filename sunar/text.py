@@ -44,6 +44,11 @@ def content_words(text: str) -> set[str]:
 _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
 
 
+def title_words(title: str) -> set[str]:
+    """A page title's content words, its bracketed qualifier left out."""
+    return content_words(_QUALIFIER.sub("", title))
+
+
 def _capitalised(question: str) -> set[str]:
     """The content words a question writes with a capital or a digit, its first word left out: its names."""
     written = [w.lstrip("\"'(\u201c\u2018") for w in question.split()[1:]]
@@ -55,7 +60,7 @@ def named_share(title: str, question: str) -> float:
     title's content words among the question's ("Munjong of Goryeo" in "Where was Munjong born?": 0.5).
     One word alone names a page only when the question writes it as a name: "computer" in "... connection
     of computer peripherals?" is a common noun, not the page "Computer"."""
-    words = content_words(_QUALIFIER.sub("", title))
+    words = title_words(title)
     named = words & content_words(question)
     if len(named) == 1 and not named & _capitalised(question):
         return 0.0

@@ -4,7 +4,15 @@ import json
 
 import pytest
 
-from benchmarks.subsets import complete, main, past_bridge_can_act, repeat_samples_can_act, replayed
+from benchmarks.subsets import (
+    complete,
+    main,
+    past_bridge_can_act,
+    reading_fixes_can_act,
+    repeat_samples_can_act,
+    replayed,
+)
+from fakes import MemoryIndex, TableScorer, docs
 
 Q = "Where was the director of Ronnie Rocket born?"
 
@@ -92,3 +100,16 @@ def test_the_region_rule_keeps_a_places_first_part_only_where_the_question_asks_
     assert cut("When was X born?", "Passaic, New Jersey") is None  # not asked where
     assert cut("Where did X die?", "6 January 1975, Paris") is None  # a date is no place
     assert cut("Who is the father of X?", "Sir Francis Baring, 1st Baronet") is None
+
+
+def test_the_reading_fixes_can_act_where_a_hops_pages_are_named_otherwise_or_its_answer_is_the_examples():
+    usb = "What was the object designed to standardize connection of computer peripherals?"
+    index = MemoryIndex(docs(("u", "USB", "USB was designed to standardize it."), ("c", "Computer", "A computer."), ("d", "David Lynch", "A director.")),
+                        {usb: [("u", 2.0), ("c", 1.0)], "Where was David Lynch born?": [("d", 2.0), ("c", 1.0)]})
+    can_act = reading_fixes_can_act(index, TableScorer({"u": 0.9, "c": 0.5, "d": 0.9}))
+    assert can_act(record("q1", [(usb, "punched cards")]))  # "computer" named the page Computer before the fix
+    assert not can_act(record("q2", [("Where was David Lynch born?", "Missoula")]))  # named the same either way
+    assert can_act(record("q3", [("Where was David Lynch born?", "Maeve Brennan-Quinn")]))  # the example's name
+    candidates = record("q4", [("Where was David Lynch born?", "Missoula")])
+    candidates["reasoning_path"][0]["candidates"] = [{"answer": "Missoula", "share": 0.5}, {"answer": "The Lighthouse Keeper", "share": 0.5}]
+    assert can_act(candidates)
