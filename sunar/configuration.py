@@ -164,7 +164,7 @@ class Configuration(Settings):
     focus_pages: bool = Field(
         False,
         description="A hop whose sub-question names pages of its evidence (at least half of a title's words, its "
-        "bracketed qualifier left out) is answered from the pages it names most, not from all l: a small model "
+        "bracketed qualifier left out; one word alone only written as a name, not 'computer') is answered from the pages it names most, not from all l: a small model "
         "reading five pages often answers from one about someone else. The evidence kept (for MER) is unchanged.",
     )
     grounded_final: bool = Field(
