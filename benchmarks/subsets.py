@@ -37,9 +37,9 @@ from typing import Any
 
 from benchmarks.results_runs import Records, of, read_records
 from sunar.nodes.vote import supported_hop
-from sunar.prompts.answer import EXAMPLE_TEXT
+from sunar.prompts.answer import echoes_example
 from sunar.signals import whole_chain
-from sunar.text import FOCUS_SHARE, content_words, named_share, normalize_answer, title_words, without_country
+from sunar.text import content_words, named_pages_of, title_words, without_country
 
 
 def ends_on_one_hop(record: dict[str, Any]) -> bool:
@@ -69,31 +69,24 @@ def _words_share(title: str, question: str) -> float:
     return len(words & content_words(question)) / len(words) if words else 0.0
 
 
-def _named(question: str, titles: list[str], share: Callable[[str, str], float]) -> list[str]:
-    shares = [share(t, question) for t in titles]
-    best = max(shares, default=0.0)
-    return [t for t, s in zip(titles, shares, strict=True) if s == best] if best >= FOCUS_SHARE else []
-
-
 def reading_fixes_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]], bool]:
     """Whether the two reading fixes could have changed a record made before them: a hop answer or
     candidate is a name of the answer prompt's worked example, or a hop's pages (as the hop would
     find them: its sub-question's first 16 documents, the ``scorer``'s best 5) are named otherwise
     under the new rule than under the old (``focus_pages``). The pages are not stored with a hop."""
 
-    def echo(answer: Any) -> bool:
-        words = normalize_answer(str(answer))
-        return len(words.split()) >= 2 and f" {words} " in EXAMPLE_TEXT
-
     def refocused(question: str) -> bool:
         docs = index.documents([doc_id for doc_id, _ in index.first_stage(question, 50, "fused")][:16])
         scores = scorer.score(question, docs)
-        titles = [docs[i].title for i in sorted(range(len(docs)), key=lambda i: -scores[i])][:5]
-        return _named(question, titles, _words_share) != _named(question, titles, named_share)
+        pages = [{"title": docs[i].title} for i in sorted(range(len(docs)), key=lambda i: -scores[i])][:5]
+        return named_pages_of(question, pages, _words_share) != named_pages_of(question, pages)
+
+    def echoed(hop: dict[str, Any]) -> bool:  # the pages are not stored: only the question rules a name out
+        said = [hop["answer"], *(c["answer"] for c in hop.get("candidates") or [])]
+        return any(echoes_example(str(a), hop["question"], []) for a in said)
 
     def can_act(record: dict[str, Any]) -> bool:
-        hops = record.get("reasoning_path") or []
-        return any(echo(h["answer"]) or any(echo(c["answer"]) for c in h.get("candidates") or []) or refocused(h["question"]) for h in hops)
+        return any(echoed(h) or refocused(h["question"]) for h in record.get("reasoning_path") or [])
 
     return can_act
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
@@ -72,10 +72,10 @@ Page = TypeVar("Page", bound=Mapping[str, Any])
 FOCUS_SHARE = 0.5
 
 
-def named_pages_of(question: str, evidence: Sequence[Page]) -> list[Page]:
-    """The pages the question names most (:func:`named_share`, at least :data:`FOCUS_SHARE`), in
-    the evidence's order; none when it names none."""
-    shares = [named_share(e["title"], question) for e in evidence]
+def named_pages_of(question: str, evidence: Sequence[Page], share: Callable[[str, str], float] = named_share) -> list[Page]:
+    """The pages the question names most (``share``, at least :data:`FOCUS_SHARE`), in the
+    evidence's order; none when it names none."""
+    shares = [share(e["title"], question) for e in evidence]
     best = max(shares, default=0.0)
     return [e for e, s in zip(evidence, shares, strict=True) if s == best] if best >= FOCUS_SHARE else []
 
