@@ -108,7 +108,12 @@ REPEATS_S, S_REPEATS = "dev100-repeats-s-qwen1.5b-cpu", f"{S_UNFIT}+repeat_sampl
 #: can act on, run by the code before them and again after them from a copy of that run's LLM cache (their seconds
 #: are not compared: other jobs ran beside the first runs).
 FIXES = {"dev 1-100": ("dev-reading-fixes-before-qwen1.5b-cpu", "dev-reading-fixes-qwen1.5b-cpu"),
-         "the confirmation": ("confirm-reading-fixes-before-qwen1.5b-cpu", "confirm-reading-fixes-qwen1.5b-cpu")}
+         "the confirmation": ("confirm-reading-fixes-before-qwen1.5b-cpu", "confirm-reading-fixes-qwen1.5b-cpu"),
+         "the confirmation, the question only Self-Ask's trace adds": ("confirm-reading-fixes-sa-before-qwen1.5b-cpu", "confirm-reading-fixes-sa-qwen1.5b-cpu")}
+#: The final vote (``final_vote``: MER's answer weighing the chain it read) and chains weighed by their pages' support
+#: (``branch_support``), beside S, in one run on the dev 1-100 questions benchmarks/subsets.py says they can act on.
+#: The first run took the first 6 of them (the run's order), the second the other 2.
+BRANCH_DEV, S_BRANCH, S_VOTE = ("dev-branch-support-qwen1.5b-cpu", "dev-branch-support-2-qwen1.5b-cpu"), f"{S_UNFIT}+branch_support=true", f"{S_UNFIT}+final_vote=true"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -127,6 +132,13 @@ def before_after(before: Records, after: Records, variant: str) -> Records:
     the same questions after it, from a copy of the first run's LLM cache: the two share every call up to
     where the fix acts, as the two ways of a switch in one run do."""
     return [*({**r, "variant": f"{variant}@before"} for r in of(before, variant)), *of(after, variant)]
+
+
+def with_fixes(records: Records, run: Callable[[str], Records]) -> Records:
+    """``records`` with the answers of the questions the reading fixes can act on taken from the runs after
+    them (:data:`FIXES`), for the same graph."""
+    fixed = {(r["id"], r["variant"]): r for _, after in FIXES.values() for r in run(after)}
+    return [fixed.get((r["id"], r["variant"]), r) for r in records]
 
 
 def first_steps() -> dict[str, str] | None:
@@ -203,7 +215,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED)}",
+        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *(after for _, after in FIXES.values()))}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
@@ -215,7 +227,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("the same, both also rewriting a repeated follow-up", both(DEMOS_REWRITE, S_REWRITE), DEMOS_REWRITE, S_REWRITE),
                                  ("dev 101-217: S where a doubted answer acts, against the confirmation's Self-Ask (loops ended)", unfit_confirmation(run), DEMOS_LOOPS, S_UNFIT, False),
                                  ("dev 1-217: the same two", unfit_everywhere(run), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 202-217, the same two in one run (the time ratio)", run(TIMED), DEMOS_LOOPS, S_UNFIT)])),
+                                 ("dev 202-217, the same two in one run (the time ratio)", run(TIMED), DEMOS_LOOPS, S_UNFIT),
+                                 ("dev 101-217: the same two with the reading fixes (the questions they act on run again)",
+                                  with_fixes(unfit_confirmation(run), run), DEMOS_LOOPS, S_UNFIT, False),
+                                 ("dev 1-217: the same", with_fixes(unfit_everywhere(run), run), DEMOS_LOOPS, S_UNFIT, False)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
@@ -226,9 +241,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
          lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
         (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*(n for pair in FIXES.values() for n in pair))}",
-         lambda: headline_table([(f"{name}: {graph} ({len(of(run(after), v))} questions)", before_after(run(before), run(after), v), f"{v}@before", v, False)
+         lambda: headline_table([(f"{name}: {graph} ({(n := len(of(run(after), v)))} question{'s' if n != 1 else ''})", before_after(run(before), run(after), v), f"{v}@before", v, False)
                                  for name, (before, after) in FIXES.items() for graph, v in (("Self-Ask", DEMOS_LOOPS), ("S", S_UNFIT))],
                                 names=("before", "with the fixes"))),
+        (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
+         lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         # Uncertainty that acts
         (f"Confirmation, dev 101-217 (run once the design was fixed): {where(CONFIRM)}", lambda: answers_table(run(CONFIRM), [DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE], base=DEMOS)),
         (f"Each switch against the row before it, dev 1-100: {where(ACTS, ACTS2)}",

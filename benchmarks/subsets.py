@@ -15,6 +15,11 @@ The two reading fixes (``reading_fixes``: a page named by one lower-case word al
 answer copied from the answer prompt's example is unknown) act where a hop's answer is the example's,
 or where its pages, found again in the index, are named otherwise by the two rules.
 
+``final_vote`` acts where two chains or more ended and the final step's answer may lose their vote
+(the trace shows the chains, their weights and the one the final step read). ``branch_support`` acts
+where a hop that branched would follow another candidate first, weighed by the judge on its pages
+found again in the index (the judge is the LLM, so choosing takes minutes).
+
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
 first hop branched (the chain not shown may have ended there); the subset lists the one-hop chains
@@ -36,10 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.results_runs import Records, of, read_records
+from sunar.nodes.answer_hop import weighed
 from sunar.nodes.vote import supported_hop
 from sunar.prompts.answer import echoes_example
-from sunar.signals import whole_chain
-from sunar.text import content_words, named_pages_of, title_words, without_country
+from sunar.signals import known, whole_chain
+from sunar.text import content_words, named_pages_of, normalize_answer, title_words, without_country
 
 
 def ends_on_one_hop(record: dict[str, Any]) -> bool:
@@ -69,16 +75,21 @@ def _words_share(title: str, question: str) -> float:
     return len(words & content_words(question)) / len(words) if words else 0.0
 
 
+def pages_of(index: Any, scorer: Any, question: str) -> list[dict[str, str]]:
+    """A hop's pages as the hop would find them (they are not stored with it): its sub-question's
+    first 16 documents of the fused first stage, the ``scorer``'s best 5."""
+    docs = index.documents([doc_id for doc_id, _ in index.first_stage(question, 50, "fused")][:16])
+    scores = scorer.score(question, docs)
+    return [{"title": docs[i].title, "text": docs[i].text} for i in sorted(range(len(docs)), key=lambda i: -scores[i])][:5]
+
+
 def reading_fixes_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]], bool]:
     """Whether the two reading fixes could have changed a record made before them: a hop answer or
-    candidate is a name of the answer prompt's worked example, or a hop's pages (as the hop would
-    find them: its sub-question's first 16 documents, the ``scorer``'s best 5) are named otherwise
-    under the new rule than under the old (``focus_pages``). The pages are not stored with a hop."""
+    candidate is a name of the answer prompt's worked example, or a hop's pages (:func:`pages_of`) are
+    named otherwise under the new rule than under the old (``focus_pages``)."""
 
     def refocused(question: str) -> bool:
-        docs = index.documents([doc_id for doc_id, _ in index.first_stage(question, 50, "fused")][:16])
-        scores = scorer.score(question, docs)
-        pages = [{"title": docs[i].title} for i in sorted(range(len(docs)), key=lambda i: -scores[i])][:5]
+        pages = pages_of(index, scorer, question)
         return named_pages_of(question, pages, _words_share) != named_pages_of(question, pages)
 
     def echoed(hop: dict[str, Any]) -> bool:  # the pages are not stored: only the question rules a name out
@@ -91,7 +102,33 @@ def reading_fixes_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]],
     return can_act
 
 
-CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act}
+def final_vote_can_act(record: dict[str, Any]) -> bool:
+    """Whether ``final_vote`` could have changed this record (made without it): two chains or more
+    ended, and the final step's answer may not be in the heaviest set: it is not the chosen chain's
+    own (or the check replaced it), or that chain weighs a third or less (the final step's vote weighs
+    as much as the chain it read, so with that chain it outweighs the rest otherwise)."""
+    chains, chosen = record.get("chains") or [], record.get("chosen")
+    if len(chains) < 2 or chosen is None:
+        return False
+    read = chains[chosen]
+    checked = any("the judge doubted" in note for note in record.get("notes") or [])
+    return checked or normalize_answer(record["answer"]) != normalize_answer(read["answer"]) or read["weight"] <= 1 / 3
+
+
+def branch_support_can_act(index: Any, scorer: Any, llm: Any, width: int = 2) -> Callable[[dict[str, Any]], bool]:
+    """Whether ``branch_support`` could have changed a record made without it: a hop that branched
+    (its first ``width`` candidates naming something) would follow another candidate first when each
+    weighs its share times P(yes) that the hop's pages (:func:`pages_of`) state it, by ``llm``'s judge."""
+
+    def reordered(hop: dict[str, Any]) -> bool:
+        branch = [c for c in hop.get("candidates") or [] if known(c["answer"])][:width]
+        return len(branch) > 1 and weighed(branch, hop["question"], pages_of(index, scorer, hop["question"]), llm)[0][0]["answer"] != branch[0]["answer"]
+
+    return lambda record: any(reordered(h) for h in record.get("reasoning_path") or [])
+
+
+CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act, "final_vote": final_vote_can_act}
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:
@@ -144,26 +181,30 @@ def without_region(record: dict[str, Any]) -> str | None:
     return answer.split(", ")[0]
 
 
-def reading_fixes(index: Path | None) -> Callable[[dict[str, Any]], bool]:
-    """:func:`reading_fixes_can_act` on the index at ``index``, with the offline scorer the runs used."""
+def with_index(switch: str, index: Path | None, llm: str) -> Callable[[dict[str, Any]], bool]:
+    """:func:`reading_fixes_can_act` or :func:`branch_support_can_act` on the index at ``index``, with
+    the offline scorer the runs used (and, for ``branch_support``, the LLM ``llm`` as the judge)."""
     if index is None:
-        raise SystemExit("reading_fixes needs --index: the index the runs read")
+        raise SystemExit(f"{switch} needs --index: the index the runs read")
+    from sunar.models.providers import make_llm
     from sunar.models.scorer import make_scorer
     from sunar.stores.index import Index
 
     opened = Index(index)
-    return reading_fixes_can_act(opened, make_scorer("hybrid", opened.embedder))
+    scorer = make_scorer("hybrid", opened.embedder)
+    return reading_fixes_can_act(opened, scorer) if switch == "reading_fixes" else branch_support_can_act(opened, scorer, make_llm(llm))
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("switch", choices=[*sorted(CAN_ACT), "reading_fixes"])
+    p.add_argument("switch", choices=[*sorted(CAN_ACT), "reading_fixes", "branch_support"])
     p.add_argument("run", nargs="+", type=Path, help="runs made without the switch (evals/results/RUN)")
     p.add_argument("--variant", required=True, help="the variant, as recorded, whose trace is read")
     p.add_argument("--questions", required=True, type=Path, help="the questions file of those runs")
-    p.add_argument("--index", type=Path, help="reading_fixes: the index the runs read (its hops' pages are found again)")
+    p.add_argument("--index", type=Path, help="reading_fixes, branch_support: the index the runs read (its hops' pages are found again)")
+    p.add_argument("--llm", default="embedded:qwen2.5-1.5b", help="branch_support: the judge (the runs' LLM)")
     args = p.parse_args(argv)
-    can_act = CAN_ACT.get(args.switch) or reading_fixes(args.index)
+    can_act = CAN_ACT.get(args.switch) or with_index(args.switch, args.index, args.llm)
     acts = {r["id"]: r for run in args.run for r in of(read_records(run, committed=True), args.variant) if can_act(r)}
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     # the chains that ended on one hop first: a run stopped part-way has measured where the switch acts for sure

@@ -40,7 +40,7 @@ CPU_PROFILE: dict[str, Any] = {
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "repeat_samples",
-    "past_bridge",
+    "past_bridge", "branch_support",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
@@ -153,6 +153,8 @@ class Configuration(Settings):
         "escalate_llm read the hop's pages and judge both answers, and keeps the one it finds better supported; "
         "'escalate_uncertain' escalates also a hop whose answers fall into more than one semantic set.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
+    branch_support: bool = Field(False, description="With hop_support, the candidates an uncertain hop branches into are "
+        "judged against its pages: each chain weighs its share times P(yes), and the best-weighted is followed.")
     requery: bool = Field(False, description="An uncertain hop (its answers fall into more than one semantic set) is retrieved "
         "again, once: a fresh first stage for its sub-question with its candidate answers appended, NAR over the documents not "
         "scored yet, and the hop answered again from both rounds' evidence.")
@@ -184,8 +186,8 @@ class Configuration(Settings):
         "pointed out; with grounded_final the bridges are no longer among the allowed spans. An answer that is "
         "still a bridge, or unknown, keeps the first.",
     )
-    final_vote: bool = Field(False, description="The final answer is voted on: MER's answer (one vote) and each chain's "
-        "answer (its probability, the product of its hops' shares), pooled by bidirectional entailment.")
+    final_vote: bool = Field(False, description="The final answer is voted on: MER's answer and each chain's, weighing its "
+        "chain's probability (MER's: the chain it read), pooled by bidirectional entailment; MER's stands on a tie.")
     final_from_hop: bool = Field(False, description="With hop_support, a final answer that disagrees with the last hop's "
         "gives way to it when the chain went past its bridge and the last hop's pages state it (P(yes) >= 0.5).")
     unfit_answer: Literal["keep", "choose", "go_on", "both", "escalate"] = Field("keep", description="With hop_support, what a "

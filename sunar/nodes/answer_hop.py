@@ -6,7 +6,11 @@ With hop sampling (``hop_samples`` m'), m' more answers are sampled from the sam
 m'+1 answers are clustered into semantic sets: the hop's candidates. The chain follows the largest
 set that names something; when the answers fall into more than one such set, the next largest ones
 (up to ``branch_width`` in all, within ``max_chains``) become chains of their own, waiting in
-``chains`` with their probability (the chain's so far times the set's share).
+``chains`` with their probability (the chain's so far times the set's share). With
+``branch_support`` (and ``hop_support``) each of those candidates is first judged against the hop's
+pages, and weighs its share times P(yes) that they state it: the best-weighted is followed
+(:func:`weighed`: who composed "Limehouse Blues", "Django Reinhardt", who recorded it, sampled twice,
+against "Douglas Furber and Philip Braham", who wrote it, on the page the hop read).
 
 With ``focus_pages``, a sub-question that names pages of the evidence ("Where was Clifford Durr
 born?" and the page "Clifford Durr") is answered from those pages only (:func:`sunar.text.focus`).
@@ -62,12 +66,26 @@ def branches(candidates: list[Candidate], cfg: Configuration, chains_taken: int)
     return named[0], named[1 : min(cfg.branch_width, 1 + room)]
 
 
+def weighed(branch: list[Candidate], question: str, read: list, llm: Any) -> list[tuple[Candidate, float | None]]:
+    """``branch_support``: the candidates a hop branches into, each with P(yes) that the pages ``read``
+    state it (the support judge) and weighing its share times that; best first, ties in their order."""
+    judged = [(c, p_yes(llm.judge(support_messages(question, c["answer"], read), LABELS))) for c in branch]
+    return sorted(((Candidate(answer=c["answer"], share=round(c["share"] * (1.0 if p is None else p), 6)), p) for c, p in judged),
+                  key=lambda w: -w[0]["share"])
+
+
+def weighed_note(branch: list[Candidate], supports: list[float | None]) -> str:
+    """How the branching note goes on with ``branch_support``: each candidate's P(yes), best first."""
+    said = [f"{c['answer']!r} (p = {'-' if p is None else f'{p:.2f}'})" for c, p in zip(branch, supports, strict=True)]
+    return ", weighed by its pages' support: " + ", ".join(said)
+
+
 def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str, Any], config: RunnableConfig) -> Hop:
-    """The hop with its answer's support (``hop_support``), re-read once when unsupported (``reread``)
-    with ``call``, the hop's own reading's arguments."""
+    """The hop with its answer's support (``hop_support``; already judged with ``branch_support``),
+    re-read once when unsupported (``reread``) with ``call``, the hop's own reading's arguments."""
     if cfg.hop_support == "off" or not known(hop["answer"]):
         return hop
-    judged = p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
+    judged = hop["support"] if "support" in hop else p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     hop = {**hop, "support": judged}
     if cfg.hop_support.startswith("escalate") and escalating(hop, judged, cfg):
         return escalated(hop, read, res.larger("hop_support"), call, config)
@@ -154,16 +172,25 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 hop["requery"] = state.get("requery", "")
             chains = list(state.get("chains") or [])
             follow, others = branches(hop["candidates"], cfg, 1 + len(chains))
+            supports: list[float | None] = [None] * (1 + len(others))
+            weighing = bool(others) and cfg.branch_support and cfg.hop_support != "off"
+            if weighing:
+                ranked = weighed([follow, *others], state["sub_question"], read, res.llm)
+                follow, others, supports = ranked[0][0], [c for c, _ in ranked[1:]], [p for _, p in ranked]
             weight = float(state.get("weight", 1.0))
             if follow is not None:
                 hop["answer"] = follow["answer"]
                 update["weight"] = round(weight * follow["share"], 6)
             path = state.get("hops") or []
-            for other in others:
-                chains.append(Chain(hops=[*path, {**hop, "answer": other["answer"]}], draft_answer="", weight=round(weight * other["share"], 6), status="open", answer=""))
+            for other, judged in zip(others, supports[1:], strict=True):
+                branched = {**hop, "answer": other["answer"], **({} if judged is None else {"support": judged})}
+                chains.append(Chain(hops=[*path, branched], draft_answer="", weight=round(weight * other["share"], 6), status="open", answer=""))
+            if supports[0] is not None:
+                hop["support"] = supports[0]
             if others:
                 update["chains"] = chains
-                notes.append(f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain")
+                said = f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain"
+                notes.append(said + (weighed_note([follow, *others], supports) if weighing else ""))
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
             hop = supported(hop, read, cfg, res, call, config)
             if hop.get("unsupported"):

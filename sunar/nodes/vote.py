@@ -1,7 +1,8 @@
-"""The final answer chosen, not just read: the final step's answer (one vote: it read the whole
-path and the evidence) and each chain's answer (its probability) are pooled into semantic sets by
-bidirectional entailment; the set with the most weight wins. The final step's answer stands when it
-is in that set; otherwise the set's heaviest answer replaces it.
+"""The final answer chosen, not just read (``final_vote``): the final step's answer and each chain's
+answer are pooled into semantic sets by bidirectional entailment, each weighing its chain's
+probability (the final step's, the chain it read); the set with the most weight wins. The final
+step's answer stands when it is in that set, or on a tie; otherwise the set's heaviest answer
+replaces it: where the final step departs from the chain it read, the other chains decide.
 
 With ``final_from_hop``, a final answer that does not agree with the last hop's answer gives way to
 it when the chain went past its bridge and the last hop's pages state that answer (``hop_support``
@@ -19,9 +20,6 @@ from sunar.models.nli import semantic_sets
 from sunar.resources import resources
 from sunar.signals import agrees, known, whole_chain
 from sunar.usage import node
-
-#: The weight of the final step's (MER's) own answer; a chain's weight is at most 1.
-FINAL_VOTE = 1.0
 
 
 def tally(answers: list[str], weights: list[float], sets: list[list[int]]) -> str:
@@ -44,9 +42,10 @@ def supported_hop(state: dict[str, Any]) -> str | None:
 
 @node("vote")
 def vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    update = chain_vote(state, config)
+    cfg = Configuration.from_runnable_config(config)
+    update = chain_vote(state, config) if cfg.final_vote else {}
     answer = update.get("answer", state["answer"])
-    hop = supported_hop({**state, "answer": answer}) if Configuration.from_runnable_config(config).final_from_hop else None
+    hop = supported_hop({**state, "answer": answer}) if cfg.final_from_hop else None
     if hop is None:
         return update
     note = f"the last hop's answer {hop!r}, which its pages state, replaced the final step's {answer!r}"
@@ -54,12 +53,14 @@ def vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 
 
 def chain_vote(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    """The chains' vote with the final step's answer (none with fewer than two finished chains)."""
+    """The chains' vote with the final step's answer (none with fewer than two finished chains). The
+    final step read the chosen chain, so its answer weighs that chain's probability: it cannot outvote
+    its own chain's conclusion alone (one vote against every chain's sum could never lose)."""
     chains = [c for c in state.get("chains") or [] if c["status"] == "done"]
     if len(chains) < 2:
         return {}
     answers = [state["answer"], *(c["answer"] for c in chains)]
-    weights = [FINAL_VOTE, *(c["weight"] for c in chains)]
+    weights = [float(state.get("weight", 1.0)), *(c["weight"] for c in chains)]  # the chosen chain's, as next_chain set it
     winner = tally(answers, weights, semantic_sets(state["question"], answers, resources(config).nli))
     if winner == state["answer"]:
         return {}

@@ -1,7 +1,7 @@
 """Uncertainty that acts, end to end on the real embedded model and the demo index: each hop's own
 samples and semantic sets, chains branched off an uncertain hop and followed, the chosen chain,
-grounded hop and final answers read from the pages a hop names, retrieved demonstrations, an uncertain hop retrieved again and the
-final vote, in two runs (grounded, each hop's answer judged against its pages; free answers to an
+grounded hop and final answers read from the pages a hop names, retrieved demonstrations, an uncertain hop retrieved again, its
+chains weighed by their pages' support and the final vote, in two runs (grounded, each hop's answer judged against its pages; free answers to an
 ambiguous question), as the stream shows them;
 and a hop's answers read from each of its documents alone (``hop_reading=documents``)."""
 
@@ -44,7 +44,7 @@ def grounded(demo_index):
 @pytest.fixture(scope="module")
 def branching(demo_index):
     # free answers read from every page, without demonstrations: the two Psycho films keep the first hop uncertain
-    return stream(demo_index, AMBIGUOUS, temperature=1.5, requery=True, branch_width=2, max_chains=2, final_vote=True,
+    return stream(demo_index, AMBIGUOUS, temperature=1.5, requery=True, branch_width=2, max_chains=2, final_vote=True, branch_support=True,
                   focus_pages=False, demonstrations=0, grounded_final=False)
 
 
@@ -82,6 +82,14 @@ def test_an_uncertain_hop_is_retrieved_again_then_branches_and_the_best_supporte
     branched = [h for c in chains for h in c["hops"] if sum(known(x["answer"]) for x in h["candidates"]) > 1]
     assert branched, [h["candidates"] for c in chains for h in c["hops"]]
     assert len(chains) == 2 and all(c["status"] == "done" for c in chains)
+    # branch_support: both chains' branched hop judged against its pages, each chain weighing share times P(yes)
+    at = next(i for i, (a, b) in enumerate(zip(chains[0]["hops"], chains[1]["hops"], strict=False)) if a["answer"] != b["answer"])
+    first = [c["hops"][at] for c in chains]
+    assert all(0.0 <= h["support"] <= 1.0 for h in first)
+    for chain, hop in zip(chains, first, strict=True):
+        share = next(x["share"] for x in hop["candidates"] if normalize_answer(x["answer"]) == normalize_answer(hop["answer"]))
+        assert chain["weight"] <= share + 1e-6
+    assert any("weighed by its pages' support: " in note for note in state["notes"]), state["notes"]
     scores = [c["weight"] * support(c) for c in chains]
     assert state["chosen"] == scores.index(max(scores))
     path = [(s["question"], s["answer"]) for s in state["reasoning_path"]]

@@ -3,10 +3,10 @@ the final vote and grounded answers, with a scripted LLM and a scripted NLI."""
 
 import re
 
-from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm, whole_state
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, question_of, resources, scripted_llm, whole_state
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.next_chain import choose, support
-from sunar.nodes.vote import tally
+from sunar.nodes.vote import chain_vote, tally
 from sunar.prompts.mer import bridge_in, bridges
 from sunar.prompts.plan import SYSTEM as PLAN_SYSTEM
 from sunar.prompts.self_ask import SYSTEM as SELF_ASK_SYSTEM
@@ -37,6 +37,22 @@ def self_ask(prompt: str) -> str:
     return f"So the final answer is: {found[-1]}"
 
 
+def flag_samples(llm, answer):
+    """``llm`` with ``answer.sampling`` True while it samples (a hop's samples, told apart from its greedy answer)."""
+    answer.sampling = False
+    original = llm.sample
+
+    def sample(messages, m, **kw):
+        answer.sampling = True
+        try:
+            return original(messages, m, **kw)
+        finally:
+            answer.sampling = False
+
+    llm.sample = sample
+    return llm
+
+
 def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Missoula", variant="sunar", retry=None, plan="", lynch_born="Missoula", **config):
     """The graph on the question; the director's answers are (greedy, sample 1, sample 2, ...);
     ``retry``: MER's reply when it is asked again because it named a bridge entity; ``plan``: the
@@ -44,24 +60,13 @@ def run(director=("David Lynch", "David Lynch", "Mel Brooks"), mer_answer="Misso
     places = {"Where was David Lynch born?": lynch_born, "Where was Mel Brooks born?": "Brooklyn"}
 
     def answer(question, i):
-        if question == "Who directed Ronnie Rocket?":
-            return director[0] if i == 0 and not answer.greedy_done else director[min(i + 1, len(director) - 1)]
+        if question == "Who directed Ronnie Rocket?":  # the hop's samples are director[1:], the greedy answer director[0]
+            return director[0] if i == 0 and not answer.sampling else director[min(i + 1, len(director) - 1)]
         if question.startswith("MER:"):
             return mer_answer
         return places.get(question, "unknown")
 
-    answer.greedy_done = False
-    llm = scripted_llm(self_ask, answer, plan=lambda prompt: plan)
-    original = llm.sample
-
-    def sample(messages, m, **kw):  # the hop's samples are director[1:], the greedy answer director[0]
-        answer.greedy_done = True
-        try:
-            return original(messages, m, **kw)
-        finally:
-            answer.greedy_done = False
-
-    llm.sample = sample
+    llm = flag_samples(scripted_llm(self_ask, answer, plan=lambda prompt: plan), answer)
     script = llm.chat.script
     llm.chat.script = lambda prompt, i: retry if retry is not None and "on the way to the answer" in prompt else script(prompt, i)
     res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
@@ -186,11 +191,31 @@ def test_the_paper_asu_runs_only_when_asu_batches_is_on():
 
 def test_the_vote_pools_the_final_answer_with_the_chains():
     out, _ = run(mer_answer="Brooklyn", branch_width=2, final_vote=True)
-    # MER's Brooklyn (1 vote) + the Brooklyn chain (0.33) outweigh the Missoula chain (0.67)
+    # MER's Brooklyn (weighing the Missoula chain it read, 0.67) + the Brooklyn chain (0.33) outweigh Missoula (0.67)
     assert out["answer"] == "Brooklyn"
+    out, _ = run(mer_answer="unknown", branch_width=2, final_vote=True)
+    assert out["answer"] == "Missoula" and out["acted"] == "outvoted"
+    out, _ = run(mer_answer="unknown", branch_width=2)  # no vote without final_vote: MER's answer stands
+    assert out["answer"] == "unknown" and out.get("acted") != "outvoted"
     assert tally(["Seoul", "Korea", "korea"], [1.0, 0.7, 0.6], [[0], [1, 2]]) == "Korea"
     assert tally(["Seoul", "Korea", "Goryeo"], [1.0, 0.7, 0.6], [[0], [1], [2]]) == "Seoul"
     assert tally(["unknown", "Korea"], [1.0, 0.2], [[0], [1]]) == "Korea"
+
+
+def _voted(final: str, read: float, *chains: tuple[str, float]) -> str:
+    done = [{"hops": [], "draft_answer": "", "status": "done", "answer": a, "weight": w} for a, w in chains]
+    state = {"question": "Which team does not play at the Garden?", "answer": final, "weight": read, "chains": done}
+    llm = scripted_llm(self_ask, lambda question, i: "unknown")
+    return chain_vote(state, {"configurable": {"resources": resources(llm, TableScorer({}), MemoryIndex(CORPUS, {}))}}).get("answer", final)
+
+
+def test_the_final_step_weighs_the_chain_it_read():
+    # it departed from its chain, which the other chain agrees with: the chains decide
+    assert _voted("Boston Red Sox", 0.5, ("Brooklyn Nets", 0.5), ("Brooklyn Nets", 0.5)) == "Brooklyn Nets"
+    # against its own chain alone it is a tie, and the final step's answer stands
+    assert _voted("James Schiro", 0.75, ("Brian Moynihan", 0.75), ("Bank of America", 0.25)) == "James Schiro"
+    # a chain it agrees with adds to it
+    assert _voted("Brooklyn", 0.67, ("Missoula", 0.67), ("Brooklyn", 0.33)) == "Brooklyn"
 
 
 def test_chain_support_and_choice():
@@ -496,3 +521,43 @@ def test_the_last_hops_answer_replaces_nothing_unless_supported_past_the_bridge_
     line = describe_step("vote", {"answer": "Missoula", "acted": "hop_supported"}, {})
     assert line == "the last hop's supported answer replaced the final step's: Missoula"
     assert describe_step("vote", {"answer": "Missoula", "acted": "outvoted"}, {}) == "the chains outvoted the final step: Missoula"
+
+
+def branch_run(**config):
+    """The reader takes Mel Brooks (in a part on Ronnie Rocket's page) for the director twice of three
+    times, David Lynch once; the judge says the page states David Lynch, not Mel Brooks."""
+    directors = ["Mel Brooks", "Mel Brooks", "David Lynch"]
+    verdicts = {"Who directed Ronnie Rocket? = David Lynch": "yes", "Where was David Lynch born? = Missoula": "yes", "Where was Mel Brooks born? = Brooklyn": "yes"}
+    places = {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}
+
+    def answer(question, i):
+        if question.startswith("SUPPORT:"):
+            return verdicts.get(question.removeprefix("SUPPORT:"), "no")
+        if question.startswith("FITS:"):
+            return "yes"
+        if question == "Who directed Ronnie Rocket?":
+            return directors[0] if not answer.sampling else directors[1 + i % 2]
+        return "Missoula" if question.startswith("MER:") else places.get(question, "unknown")
+
+    llm = flag_samples(scripted_llm(self_ask, answer), answer)
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "hop_samples": 2, "asu_batches": False, "calibration": "off",
+           "hop_support": "judge", "branch_width": 2, **config}
+    return whole_state(build_graph("sunar"), {"question": QUESTION}, {"configurable": cfg}), llm
+
+
+def test_branches_weighed_by_their_pages_support():
+    plain, _ = branch_run()  # by the samples' shares: Mel Brooks is followed first and weighs most
+    assert plain["hops"][0]["candidates"] == [{"answer": "Mel Brooks", "share": 0.6667}, {"answer": "David Lynch", "share": 0.3333}]
+    assert [(c["hops"][0]["answer"], c["weight"]) for c in plain["chains"]] == [("Mel Brooks", 0.6667), ("David Lynch", 0.3333)]
+    assert plain["answer"] == "Missoula" and plain["chosen"] == 0 and plain["hops"][0]["answer"] == "Mel Brooks"
+    out, llm = branch_run(branch_support=True)  # share times P(yes): David Lynch 0.33, Mel Brooks 0
+    assert out["hops"][0]["candidates"] == plain["hops"][0]["candidates"]  # the samples' shares stay as they were
+    assert [(c["hops"][0]["answer"], c["hops"][0]["support"], c["weight"]) for c in out["chains"]] == [("David Lynch", 1.0, 0.3333), ("Mel Brooks", 0.0, 0.0)]
+    assert out["chosen"] == 0 and [h["answer"] for h in out["hops"]] == ["David Lynch", "Missoula"]
+    assert any("weighed by its pages' support: 'David Lynch' (p = 1.00), 'Mel Brooks' (p = 0.00)" in n for n in out["notes"])
+    # each candidate is judged once: the followed one's support is not asked again
+    asked = [m for m in llm.judge_calls if question_of(str(m)) == "Who directed Ronnie Rocket?"]
+    assert len(asked) == 2, asked
+    same, _ = branch_run(branch_support=True, hop_support="off")  # nothing is judged without hop_support
+    assert [c["weight"] for c in same["chains"]] == [0.6667, 0.3333]

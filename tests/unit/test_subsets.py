@@ -5,14 +5,16 @@ import json
 import pytest
 
 from benchmarks.subsets import (
+    branch_support_can_act,
     complete,
+    final_vote_can_act,
     main,
     past_bridge_can_act,
     reading_fixes_can_act,
     repeat_samples_can_act,
     replayed,
 )
-from fakes import MemoryIndex, TableScorer, docs
+from fakes import MemoryIndex, TableScorer, docs, question_of, scripted_llm
 
 Q = "Where was the director of Ronnie Rocket born?"
 
@@ -113,3 +115,40 @@ def test_the_reading_fixes_can_act_where_a_hops_pages_are_named_otherwise_or_its
     candidates = record("q4", [("Where was David Lynch born?", "Missoula")])
     candidates["reasoning_path"][0]["candidates"] = [{"answer": "Missoula", "share": 0.5}, {"answer": "The Lighthouse Keeper", "share": 0.5}]
     assert can_act(candidates)
+
+
+def chained(answer, chosen, *chains, notes=()):
+    done = [{"answer": a, "weight": w, "path": []} for a, w in chains]
+    return {**record("q", [("Who directed Ronnie Rocket?", "David Lynch")], notes=notes, answer=answer), "chains": done, "chosen": chosen}
+
+
+def test_the_final_vote_can_act_where_the_final_answer_may_lose_to_the_chains():
+    assert not final_vote_can_act(TWO)  # one chain
+    assert not final_vote_can_act(chained("Missoula", 0, ("Missoula", 0.67), ("Brooklyn", 0.33)))  # with its chain it outweighs the rest
+    assert final_vote_can_act(chained("Boston", 0, ("Brooklyn Nets", 0.5), ("Brooklyn Nets", 0.5)))  # it departed from its chain
+    assert final_vote_can_act(chained("Missoula", 0, ("Missoula", 0.3), ("Brooklyn", 0.35), ("Brooklyn", 0.35)))  # its chain weighs too little
+    assert final_vote_can_act(chained("Missoula", 0, ("Missoula", 0.67), ("Brooklyn", 0.33), notes=["the judge doubted the final answer 'Paris'"]))
+
+
+def test_branch_support_can_act_where_the_judge_would_follow_another_candidate_first():
+    index = MemoryIndex(docs(("r", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch, with a part for Mel Brooks.")),
+                        {"Who directed Ronnie Rocket?": [("r", 2.0)], "Who wrote Ronnie Rocket?": [("r", 2.0)]})
+
+    def answer(question, i):  # the judge says the page states David Lynch directed it, and no other
+        return "yes" if question == "SUPPORT:Who directed Ronnie Rocket? = David Lynch" else "no"
+
+    judged = []
+    llm = scripted_llm(lambda prompt: "", answer)
+    original = llm.judge
+    llm.judge = lambda messages, labels: judged.append(question_of(str(messages[-1].content))) or original(messages, labels)
+    can_act = branch_support_can_act(index, TableScorer({"r": 0.9}), llm)
+
+    def hop(question, *candidates):
+        return {**record("q", [(question, candidates[0][0])]), "reasoning_path": [
+            {"question": question, "answer": candidates[0][0], "candidates": [{"answer": a, "share": s} for a, s in candidates]}]}
+
+    assert can_act(hop("Who directed Ronnie Rocket?", ("Mel Brooks", 0.67), ("David Lynch", 0.33)))  # 0 against 0.33
+    assert not can_act(hop("Who directed Ronnie Rocket?", ("David Lynch", 0.67), ("Mel Brooks", 0.33)))
+    judged.clear()
+    assert not can_act(hop("Who wrote Ronnie Rocket?", ("David Lynch", 1.0), ("unknown", 0.0)))  # it never branched
+    assert judged == []
