@@ -114,6 +114,8 @@ FIXES = {"dev 1-100": ("dev-reading-fixes-before-qwen1.5b-cpu", "dev-reading-fix
 #: (``branch_support``), beside S, in one run on the dev 1-100 questions benchmarks/subsets.py says they can act on.
 #: The first run took the first 6 of them (the run's order), the second the other 2.
 BRANCH_DEV, S_BRANCH, S_VOTE = ("dev-branch-support-qwen1.5b-cpu", "dev-branch-support-2-qwen1.5b-cpu"), f"{S_UNFIT}+branch_support=true", f"{S_UNFIT}+final_vote=true"
+#: ... and S with and without branch_support on the other 17 dev 1-100 questions whose hops branched in UNFIT_DEV.
+BRANCH_REST = "dev-branch-support-3-qwen1.5b-cpu"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -246,6 +248,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                 names=("before", "with the fixes"))),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
+        (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",
+         lambda: answers_table([r for name in (*BRANCH_DEV, BRANCH_REST) for r in run(name)], [S_UNFIT, S_BRANCH], base=S_UNFIT)),
         # Uncertainty that acts
         (f"Confirmation, dev 101-217 (run once the design was fixed): {where(CONFIRM)}", lambda: answers_table(run(CONFIRM), [DEMOS, S, DEMOS_DROP, S_DROP, DEMOS_PLAN, S_PLAN, DEMOS_LOOPS, S_LOOPS, DEMOS_REWRITE, S_REWRITE], base=DEMOS)),
         (f"Each switch against the row before it, dev 1-100: {where(ACTS, ACTS2)}",

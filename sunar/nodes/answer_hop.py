@@ -68,7 +68,8 @@ def branches(candidates: list[Candidate], cfg: Configuration, chains_taken: int)
 
 def weighed(branch: list[Candidate], question: str, read: list, llm: Any) -> list[tuple[Candidate, float | None]]:
     """``branch_support``: the candidates a hop branches into, each with P(yes) that the pages ``read``
-    state it (the support judge) and weighing its share times that; best first, ties in their order."""
+    state it (the support judge) and weighing its share times that (its share alone when the judge
+    gives neither label); best first, ties in their order."""
     judged = [(c, p_yes(llm.judge(support_messages(question, c["answer"], read), LABELS))) for c in branch]
     return sorted(((Candidate(answer=c["answer"], share=round(c["share"] * (1.0 if p is None else p), 6)), p) for c, p in judged),
                   key=lambda w: -w[0]["share"])
