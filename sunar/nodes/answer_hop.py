@@ -75,9 +75,9 @@ def weighed(branch: list[Candidate], question: str, read: list, llm: Any) -> lis
                   key=lambda w: -w[0]["share"])
 
 
-def weighed_note(branch: list[Candidate], supports: list[float | None]) -> str:
+def weighed_note(ranked: list[tuple[Candidate, float | None]]) -> str:
     """How the branching note goes on with ``branch_support``: each candidate's P(yes), best first."""
-    said = [f"{c['answer']!r} (p = {'-' if p is None else f'{p:.2f}'})" for c, p in zip(branch, supports, strict=True)]
+    said = [f"{c['answer']!r} (p = {'-' if p is None else f'{p:.2f}'})" for c, p in ranked]
     return ", weighed by its pages' support: " + ", ".join(said)
 
 
@@ -173,25 +173,21 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 hop["requery"] = state.get("requery", "")
             chains = list(state.get("chains") or [])
             follow, others = branches(hop["candidates"], cfg, 1 + len(chains))
-            supports: list[float | None] = [None] * (1 + len(others))
+            ranked: list[tuple[Candidate, float | None]] = [(c, None) for c in [follow, *others] if c is not None]
             weighing = bool(others) and cfg.branch_support and cfg.hop_support != "off"
             if weighing:
-                ranked = weighed([follow, *others], state["sub_question"], read, res.llm)
-                follow, others, supports = ranked[0][0], [c for c, _ in ranked[1:]], [p for _, p in ranked]
-            weight = float(state.get("weight", 1.0))
-            if follow is not None:
-                hop["answer"] = follow["answer"]
-                update["weight"] = round(weight * follow["share"], 6)
-            path = state.get("hops") or []
-            for other, judged in zip(others, supports[1:], strict=True):
-                branched = {**hop, "answer": other["answer"], **({} if judged is None else {"support": judged})}
-                chains.append(Chain(hops=[*path, branched], draft_answer="", weight=round(weight * other["share"], 6), status="open", answer=""))
-            if supports[0] is not None:
-                hop["support"] = supports[0]
+                ranked = weighed([c for c, _ in ranked], state["sub_question"], read, res.llm)
+            weight, path, base = float(state.get("weight", 1.0)), state.get("hops") or [], dict(hop)
+            for i, (candidate, judged) in enumerate(ranked):  # the first is followed, the others wait as chains
+                taken = {**base, "answer": candidate["answer"], **({} if judged is None else {"support": judged})}
+                if i == 0:
+                    hop, update["weight"] = taken, round(weight * candidate["share"], 6)
+                else:
+                    chains.append(Chain(hops=[*path, taken], draft_answer="", weight=round(weight * candidate["share"], 6), status="open", answer=""))
             if others:
                 update["chains"] = chains
                 said = f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain"
-                notes.append(said + (weighed_note([follow, *others], supports) if weighing else ""))
+                notes.append(said + (weighed_note(ranked) if weighing else ""))
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
             hop = supported(hop, read, cfg, res, call, config)
             if hop.get("unsupported"):

@@ -14,7 +14,7 @@ from benchmarks.subsets import (
     repeat_samples_can_act,
     replayed,
 )
-from fakes import MemoryIndex, TableScorer, docs, question_of, scripted_llm
+from fakes import MemoryIndex, TableScorer, docs, scripted_llm
 
 Q = "Where was the director of Ronnie Rocket born?"
 
@@ -137,10 +137,7 @@ def test_branch_support_can_act_where_the_judge_would_follow_another_candidate_f
     def answer(question, i):  # the judge says the page states David Lynch directed it, and no other
         return "yes" if question == "SUPPORT:Who directed Ronnie Rocket? = David Lynch" else "no"
 
-    judged = []
     llm = scripted_llm(lambda prompt: "", answer)
-    original = llm.judge
-    llm.judge = lambda messages, labels: judged.append(question_of(str(messages[-1].content))) or original(messages, labels)
     can_act = branch_support_can_act(index, TableScorer({"r": 0.9}), llm)
 
     def hop(question, *candidates):
@@ -149,6 +146,6 @@ def test_branch_support_can_act_where_the_judge_would_follow_another_candidate_f
 
     assert can_act(hop("Who directed Ronnie Rocket?", ("Mel Brooks", 0.67), ("David Lynch", 0.33)))  # 0 against 0.33
     assert not can_act(hop("Who directed Ronnie Rocket?", ("David Lynch", 0.67), ("Mel Brooks", 0.33)))
-    judged.clear()
+    asked = len(llm.judge_calls)
     assert not can_act(hop("Who wrote Ronnie Rocket?", ("David Lynch", 1.0), ("unknown", 0.0)))  # it never branched
-    assert judged == []
+    assert llm.judge_calls[asked:] == []
