@@ -152,6 +152,28 @@ def trigger_table(columns: Sequence[tuple[str, Records]], first: dict[str, str])
     return table(["run", "first hops", "n (wrong bridge / right bridge)"], body)
 
 
+def blind_table(rows: Records, first: dict[str, str]) -> str:
+    """After a first hop that found the data's first bridge: what S's uncertainty saw of the steps that
+    followed, for the answers that ended right and those that ended wrong (cover-EM). A later hop
+    passes the judge at P(yes) >= 0.5 and the samples when its answers fall into one semantic set."""
+    groups: list[list[dict[str, Any]]] = [[], []]
+    for r in rows:
+        if not r.get("error") and first_hop_right(r, first):
+            groups[int(scores(r)["cover_em"] > 0)].append(r)
+    body: list[list[str]] = [[], [], [], [], []]
+    for group in (groups[1], groups[0]):
+        later = [hop for r in group for hop in r["reasoning_path"][1:]]
+        judged = [hop for hop in later if hop.get("support") is not None]
+        one_set = [hop for hop in later if len([c for c in hop.get("candidates") or [] if known(c["answer"])]) <= 1]
+        cells = [str(len(group)), str(sum(len(r["reasoning_path"]) == 1 for r in group)), str(len(later)),
+                 f"{sum(hop['support'] >= 0.5 for hop in judged)} of {len(judged)}", f"{len(one_set)} of {len(later)}"]
+        for row, cell in zip(body, cells, strict=True):
+            row.append(cell)
+    names = ["questions", "ended after the first hop", "later hops", "later hops the judge passed (P(yes) >= 0.5)",
+             "later hops whose answers fell into one semantic set"]
+    return table(["after the right first bridge", "answer right", "answer wrong"], [[name, *row] for name, row in zip(names, body, strict=True)])
+
+
 #: The judgements of ``hop_support=judge`` rated alone, each oriented so that higher means more trust.
 CHAIN_SIGNALS = (("the weakest hop's support (`hop_support`)", "hop_support"), ("the final answer's fit to the question (`answer_fits`)", "answer_fits"),
                  ("**the least of the two (`chain_support`)**", "chain_support"))

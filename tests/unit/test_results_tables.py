@@ -244,6 +244,25 @@ def test_trigger_table_counts_the_first_hops_each_escalation_trigger_flags_wrong
     assert "|  | **either: `escalate_uncertain`** | 3 (1 / 2) |" in lines
 
 
+def test_blind_table_counts_what_the_judge_and_samples_saw_after_the_right_first_bridge(records):
+    from benchmarks.results_confidence import blind_table
+
+    rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1, q2, q3; wrong: q4
+    one = [{"answer": "x", "share": 1.0}]
+    split = [{"answer": "Lyon", "share": 0.5}, {"answer": "Paris", "share": 0.5}]
+    paths = {"q1": [("Lyon", 0.9, one), ("Paris", 0.9, one)], "q2": [("Anna Smith", 0.8, one)],  # q2 ended on its bridge
+             "q3": [("Jo", 0.9, one), ("Bo", 0.9, one)],  # a wrong first bridge: not counted
+             "q4": [("Milan", 0.7, one), ("Turin", 0.8, split), ("Rome", 0.3, [{"answer": "Rome", "share": 0.75}, {"answer": "unknown", "share": 0.25}])]}
+    for r in rows:
+        r["reasoning_path"] = [{"question": "?", "answer": a, "support": p, "candidates": c} for a, p, c in paths[r["id"]]]
+    lines = blind_table(rows, {"q1": "Lyon", "q2": "Smith", "q3": "Joanna", "q4": "Milan"}).splitlines()
+    assert "| questions | 2 | 1 |" in lines
+    assert "| ended after the first hop | 1 | 0 |" in lines
+    assert "| later hops | 1 | 2 |" in lines
+    assert "| later hops the judge passed (P(yes) >= 0.5) | 1 of 1 | 1 of 2 |" in lines
+    assert "| later hops whose answers fell into one semantic set | 1 of 1 | 1 of 2 |" in lines  # unknown names nothing
+
+
 def test_chain_table_rates_the_answers_judge_and_the_weakest_link_beside_the_weakest_hop(records):
     from benchmarks.results_confidence import chain_table
 
