@@ -20,6 +20,9 @@ or where its pages, found again in the index, are named otherwise by the two rul
 where a hop that branched would follow another candidate first, weighed by the judge on its pages
 found again in the index (the judge is the LLM, so choosing takes minutes).
 
+``careful`` (``hop_support=careful``) acts where a hop of the chain shown was doubted by the judge or
+its answers split (a chain not shown is not looked at).
+
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
 first hop branched (the chain not shown may have ended there); the subset lists the one-hop chains
@@ -41,11 +44,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.results_runs import Records, of, read_records
-from sunar.nodes.answer_hop import weighed
+from sunar.configuration import Configuration
+from sunar.nodes.answer_hop import escalating, weighed
 from sunar.nodes.vote import supported_hop
 from sunar.prompts.answer import echoes_example
 from sunar.signals import known, whole_chain
 from sunar.text import content_words, named_pages_of, normalize_answer, title_words, without_country
+
+CAREFUL = Configuration(hop_support="careful")
 
 
 def ends_on_one_hop(record: dict[str, Any]) -> bool:
@@ -127,8 +133,15 @@ def branch_support_can_act(index: Any, scorer: Any, llm: Any, width: int = 2) ->
     return lambda record: any(reordered(h) for h in record.get("reasoning_path") or [])
 
 
+def careful_can_act(record: dict[str, Any]) -> bool:
+    """Whether ``hop_support=careful`` could have changed this record (made with the judge, without it):
+    a hop of the chain shown that names something and that the judge doubted or whose answers split."""
+    return any(known(h["answer"]) and escalating(h, h.get("support"), CAREFUL) for h in record.get("reasoning_path") or [])
+
+
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act, "final_vote": final_vote_can_act}
+    "past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act, "final_vote": final_vote_can_act,
+    "careful": careful_can_act}
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:

@@ -145,13 +145,14 @@ class Configuration(Settings):
         "from: sampled from its prompt, or read greedily from each of the top documents it reads (its named pages with focus_pages) alone: documents that disagree branch.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
-    hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain"] = Field("off", description="Whether the pages a hop "
+    hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain", "careful"] = Field("off", description="Whether the pages a hop "
         "read state its answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop, then asks whether the final answer "
         "answers the whole question given the steps (signals of trust); 'reread' also reads a hop again, once, when the judge says "
         "no, with that answer ruled out, and keeps the better-supported one; 'retrieve' then retrieves it again, once: NAR "
         "over its first stage's documents not scored yet, the hop answered from both rounds' evidence; 'escalate' then has "
         "escalate_llm read the hop's pages and judge both answers, and keeps the one it finds better supported; "
-        "'escalate_uncertain' escalates also a hop whose answers fall into more than one semantic set.")
+        "'escalate_uncertain' escalates also a hop whose answers fall into more than one semantic set; 'careful' sends those "
+        "hops to the same LLM, which copies the pages' sentence that answers first: its answer is taken if on the pages.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
     branch_support: bool = Field(False, description="With hop_support, the candidates an uncertain hop branches into are "
         "judged against its pages: each chain weighs its share times P(yes), and the best-weighted is followed.")

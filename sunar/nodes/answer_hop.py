@@ -21,7 +21,8 @@ once, ruled out, and the new answer is taken when it names something else and is
 with ``hop_support=escalate``, it is read again by ``escalate_llm`` (a larger model), which judges both
 answers and keeps the better supported (:func:`escalated`); ``escalate_uncertain`` escalates as well a
 hop whose answers fall into more than one semantic set, SUNAR's own uncertainty (:func:`escalating`;
-the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``).
+the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``). ``careful`` sends the same hops to
+the same LLM, which copies the pages' sentence that answers before the answer (:func:`read_carefully`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence.
@@ -37,6 +38,7 @@ from langchain_core.runnables import RunnableConfig
 from sunar.configuration import Configuration
 from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
+from sunar.prompts import careful
 from sunar.prompts.answer import SCHEMA, UNKNOWN, answer_from, answer_messages, echoes_example, read_answer, short_call
 from sunar.prompts.spans import grounded_schema
 from sunar.prompts.support import LABELS, judged_better, p_yes, ruled_out, support_messages
@@ -90,6 +92,8 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
     hop = {**hop, "support": judged}
     if cfg.hop_support.startswith("escalate") and escalating(hop, judged, cfg):
         return escalated(hop, read, res.larger("hop_support"), call, config)
+    if cfg.hop_support == "careful" and escalating(hop, judged, cfg):
+        return read_carefully(hop, read, res.llm, cfg, config)
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
     other = read_again(res.llm, ruled_out(hop["question"], hop["answer"]), hop, read, call, config)
@@ -99,9 +103,10 @@ def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str
 
 
 def escalating(hop: Hop, judged: float | None, cfg: Configuration) -> bool:
-    """Whether the larger model reads the hop again: its judge doubts it (P(yes) < 0.5), or, with
-    ``escalate_uncertain``, its answers fall into more than one semantic set naming something."""
-    split = cfg.hop_support == "escalate_uncertain" and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
+    """Whether the larger model (or, with ``careful``, the careful reading) reads the hop again: its
+    judge doubts it (P(yes) < 0.5), or, with ``escalate_uncertain`` or ``careful``, its answers fall
+    into more than one semantic set naming something."""
+    split = cfg.hop_support in ("escalate_uncertain", "careful") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
     return split or (judged is not None and judged < 0.5)
 
 
@@ -122,6 +127,19 @@ def escalated(hop: Hop, read: list, larger: Any, call: dict[str, Any], config: R
     first = p_yes(larger.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     kept = {**hop, "support": hop["support"] if first is None else first, "escalated": hop["answer"]}
     return {**kept, "answer": other[0], "support": other[1]} if other is not None and judged_better(other[1], first) else kept
+
+
+def read_carefully(hop: Hop, read: list, llm: Any, cfg: Configuration, config: RunnableConfig) -> Hop:
+    """``hop_support=careful``: the doubted or uncertain hop read again by the same LLM, which copies
+    the sentence of the pages that answers the sub-question before the answer (:mod:`sunar.prompts.careful`).
+    Its answer is taken, judged, when the sentence is on the pages, holds it, and names something else."""
+    reply = llm.generate(careful.careful_messages(hop["question"], read), temperature=0.0, config=config,
+                         max_tokens=min(cfg.max_tokens, careful.TOKENS), schema=cfg.reply_schema(careful.SCHEMA))
+    found = careful.quoted_answer(str(reply.content), hop["question"], read)
+    if found is None or agrees(found[0], hop["answer"]):
+        return hop
+    judged = p_yes(llm.judge(support_messages(hop["question"], found[0], read), LABELS))
+    return {**hop, "answer": found[0], "support": judged, "read_carefully": hop["answer"], "sentence": found[1]}
 
 
 def make_answer_hop(sampling: bool = True) -> Any:
@@ -192,6 +210,9 @@ def make_answer_hop(sampling: bool = True) -> Any:
             hop = supported(hop, read, cfg, res, call, config)
             if hop.get("unsupported"):
                 notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
+            if hop.get("read_carefully"):
+                notes.append(f"{hop['read_carefully']!r} to {hop['question']!r} was doubted; read again carefully, the pages' "
+                             f"sentence {hop['sentence']!r} gives {hop['answer']!r}")
             if cfg.hop_support == "retrieve" and not prior and hop.get("support") is not None and hop["support"] < 0.5:
                 return {"requery": state["sub_question"], "acted": "unsupported", "notes": [*notes, f"the pages read for {hop['question']!r} do not state "
                         f"{hop['answer']!r} (p = {hop['support']:.2f}): retrieving again, past the documents scored"]}

@@ -53,3 +53,15 @@ def test_the_grammar_holds_against_a_prompt_that_asks_for_prose(llm):
     for sample in llm.sample(ESSAY, 2, temperature=1.0, max_tokens=40, schema=answer.SCHEMA):
         found = json.loads(str(sample.content))
         assert set(found) == {"answer"} and lengths_within(found, answer.SCHEMA)
+
+
+@pytest.mark.slow
+def test_the_careful_reading_copies_a_sentence_of_the_pages_that_holds_its_answer(llm):
+    from sunar.prompts import careful
+
+    asked = "Where was David Lynch born?"
+    reply = str(llm.generate(careful.careful_messages(asked, DOCS), max_tokens=careful.TOKENS, schema=careful.SCHEMA).content)
+    found = json.loads(reply)
+    assert set(found) == {"sentence", "answer"} and lengths_within(found, careful.SCHEMA), reply
+    taken = careful.quoted_answer(reply, asked, DOCS)  # the sentence is on the pages and holds the answer
+    assert taken is not None and "Missoula" in taken[0] and taken[1] == found["sentence"], reply

@@ -1,12 +1,15 @@
 """Uncertainty that acts: a hop's own samples, chains branched off uncertain hops, the chosen chain,
 the final vote and grounded answers, with a scripted LLM and a scripted NLI."""
 
+import json
 import re
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, question_of, resources, scripted_llm, whole_state
+from sunar.configuration import Configuration
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.next_chain import choose, support
 from sunar.nodes.vote import chain_vote, tally
+from sunar.prompts import careful
 from sunar.prompts.mer import bridge_in, bridges
 from sunar.prompts.plan import SYSTEM as PLAN_SYSTEM
 from sunar.prompts.self_ask import SYSTEM as SELF_ASK_SYSTEM
@@ -494,6 +497,57 @@ def test_an_uncertain_hop_its_judge_does_not_doubt_is_read_again_by_the_larger_m
     assert (hop["answer"], hop["escalated"], hop["support"]) == ("David Lynch", "Mel Brooks", 1.0) and len(larger.judge_calls) == 2
     believed, larger = run("escalate")  # the judge alone does not doubt it: the larger model is never asked
     assert believed["answer"] == "Mel Brooks" and "escalated" not in believed and larger.calls == []
+
+def test_a_doubted_hop_read_again_carefully_takes_the_answer_its_copied_sentence_holds():
+    sentence = "Ronnie Rocket is an unfinished film by David Lynch, with a part for Mel Brooks"
+    verdicts = {"Who directed Ronnie Rocket? = Mel Brooks": "no", "Who directed Ronnie Rocket? = David Lynch": "yes"}
+
+    def run(reply, hop_support="careful", variant="sunar", samples=0):
+        def answer(question, i):
+            if question.startswith("CAREFUL:"):
+                return reply
+            if question.startswith("SUPPORT:"):
+                return verdicts.get(question.removeprefix("SUPPORT:"), "yes")
+            if question.startswith("FITS:"):
+                return "yes"
+            return {"Who directed Ronnie Rocket?": "Mel Brooks", "Where was David Lynch born?": "Missoula",
+                    "Where was Mel Brooks born?": "Brooklyn", "MER:" + QUESTION: "Missoula"}.get(question, "unknown")
+
+        llm = scripted_llm(self_ask, answer)
+        res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+        cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off",
+               "hop_support": hop_support, "hop_samples": samples}
+        return whole_state(build_graph(variant), {"question": QUESTION}, {"configurable": cfg}), llm
+
+    out, llm = run(json.dumps({"sentence": sentence, "answer": "David Lynch"}))
+    hop1 = out["hops"][0]  # the judge doubted Mel Brooks; the careful reading copies the page's sentence, which holds Lynch
+    assert (hop1["answer"], hop1["support"], hop1["read_carefully"], hop1["sentence"]) == ("David Lynch", 1.0, "Mel Brooks", sentence)
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
+    assert "read_carefully" not in out["hops"][1]  # its pages state Missoula: not read again
+    assert sum(c.startswith(careful.SYSTEM) for c in llm.calls) == 1 and out["answer"] == "Missoula"
+    assert out["reasoning_path"][0]["read_carefully"] == "Mel Brooks"
+    assert any("'Mel Brooks' to 'Who directed Ronnie Rocket?' was doubted; read again carefully" in n for n in out["notes"])
+    assert "; read again carefully: 'Mel Brooks' replaced, the pages say" in describe_step("answer_hop", {"hops": [hop1]}, {})
+    # a sentence not on the pages, an answer the sentence does not hold, the same answer, or no object: the hop stands
+    for reply in (json.dumps({"sentence": "Ronnie Rocket was directed by David Lynch", "answer": "David Lynch"}),
+                  json.dumps({"sentence": sentence, "answer": "Kyle MacLachlan"}),
+                  json.dumps({"sentence": sentence, "answer": "Mel Brooks"}), "David Lynch"):
+        kept, _ = run(reply)
+        assert (kept["hops"][0]["answer"], kept["hops"][0]["support"]) == ("Mel Brooks", 0.0) and "read_carefully" not in kept["hops"][0]
+    judged, llm = run(json.dumps({"sentence": sentence, "answer": "David Lynch"}), hop_support="judge")  # the judge alone reads nothing again
+    assert judged["hops"][0]["answer"] == "Mel Brooks" and not any(c.startswith(careful.SYSTEM) for c in llm.calls)
+
+
+def test_an_uncertain_hop_its_judge_believes_is_read_again_carefully():
+    from sunar.nodes.answer_hop import escalating
+
+    cfg = Configuration(hop_support="careful")
+    split = {"answer": "Mel Brooks", "candidates": [{"answer": "Mel Brooks", "share": 0.75}, {"answer": "David Lynch", "share": 0.25}]}
+    assert escalating(split, 0.9, cfg) and escalating({"answer": "Mel Brooks"}, 0.2, cfg)  # split samples, or a doubting judge
+    assert not escalating({**split, "candidates": split["candidates"][:1]}, 0.9, cfg)  # one set and believed
+    assert not escalating({**split, "candidates": [split["candidates"][0], {"answer": "unknown", "share": 0.25}]}, 0.9, cfg)
+    assert not escalating(split, 0.9, Configuration(hop_support="escalate", escalate_llm="embedded:qwen2.5-1.5b"))  # only escalate_uncertain and careful count splits
+
 
 def test_a_final_answer_gives_way_to_the_last_hops_answer_its_pages_state():
     out, _ = support_run("sunar", "judge", final_from_hop=True)  # the chain goes on from Mel Brooks to Brooklyn; MER says Missoula

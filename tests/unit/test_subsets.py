@@ -6,6 +6,7 @@ import pytest
 
 from benchmarks.subsets import (
     branch_support_can_act,
+    careful_can_act,
     complete,
     final_vote_can_act,
     main,
@@ -120,6 +121,18 @@ def test_the_reading_fixes_can_act_where_a_hops_pages_are_named_otherwise_or_its
 def chained(answer, chosen, *chains, notes=()):
     done = [{"answer": a, "weight": w, "path": []} for a, w in chains]
     return {**record("q", [("Who directed Ronnie Rocket?", "David Lynch")], notes=notes, answer=answer), "chains": done, "chosen": chosen}
+
+
+def test_the_careful_reading_can_act_where_a_hop_shown_was_doubted_or_split():
+    def judged(support, candidates=()):
+        hop = {"question": "Who directed Ronnie Rocket?", "answer": "Mel Brooks", "support": support}
+        return {**TWO, "reasoning_path": [{**hop, **({"candidates": list(candidates)} if candidates else {})}, TWO["reasoning_path"][1]]}
+
+    split = [{"answer": "Mel Brooks", "share": 0.75}, {"answer": "David Lynch", "share": 0.25}]
+    assert careful_can_act(judged(0.3)) and careful_can_act(judged(0.9, split))
+    assert not careful_can_act(judged(0.9)) and not careful_can_act(judged(0.9, split[:1]))
+    assert not careful_can_act(TWO)  # never judged (a run without hop_support)
+    assert not careful_can_act({**judged(0.2), "reasoning_path": [{"question": "?", "answer": "unknown", "support": 0.2}]})  # names nothing
 
 
 def test_the_final_vote_can_act_where_the_final_answer_may_lose_to_the_chains():

@@ -1,0 +1,55 @@
+"""A hop read again carefully (``hop_support=careful``): the same LLM first copies the sentence of its
+documents that answers the sub-question, then gives the short answer. The reply is the JSON object
+:data:`SCHEMA`; :func:`quoted_answer` takes the answer only when the sentence is on the documents and
+holds it, a check that does not rest on the model's own belief (which, on the 1.5B, passes most of its
+misreadings: benchmarks/RESULTS.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from sunar.prompts.answer import EXAMPLES, UNKNOWN, clean_answer, documents_block, echoes_example
+from sunar.prompts.structured import as_reply, object_schema, read_object
+from sunar.text import normalize_answer
+
+#: The sentence copied (pages' sentences are rarely longer), then the short answer.
+SCHEMA = object_schema(sentence=240, answer=80)
+#: Most tokens the reply may take (320 characters and the object's keys).
+TOKENS = 128
+
+SYSTEM = (
+    "Answer the question from the documents, carefully. First copy, word for word, the one sentence of the "
+    "documents that answers the question; then give the short answer it states (a name, place, date or a few "
+    "words), exactly as the sentence writes it. Reply with a JSON object {\"sentence\": \"...\", \"answer\": \"...\"}."
+)
+
+
+def _sentence(docs: list[dict], answer: str) -> str:
+    """The worked example's sentence: the first of its page's sentences that holds the answer."""
+    text = " ".join(d["text"] for d in docs)
+    return next(s.strip() for s in text.split(". ") if answer in s)
+
+
+def careful_messages(question: str, evidence: Sequence[dict]) -> list[BaseMessage]:
+    """The rule, the worked examples of :mod:`sunar.prompts.answer` with their sentences, then the hop."""
+    messages: list[BaseMessage] = [SystemMessage(SYSTEM)]
+    for docs, example, short in EXAMPLES:
+        messages += [HumanMessage(f"Documents:\n{documents_block(docs)}\n\nQuestion: {example}"),
+                     AIMessage(as_reply(sentence=_sentence(docs, short), answer=short))]
+    return [*messages, HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}")]
+
+
+def quoted_answer(text: str, question: str, evidence: Sequence[dict]) -> tuple[str, str] | None:
+    """(answer, sentence) of a :func:`careful_messages` reply when its sentence is on the documents
+    (its words in a row, after SQuAD normalisation) and holds the answer; else None."""
+    found = read_object(text, SCHEMA)
+    if not found or not found.get("sentence") or not found.get("answer"):
+        return None
+    sentence, answer = normalize_answer(found["sentence"]), clean_answer(found["answer"])
+    pages = " ".join(normalize_answer(f"{e['title']} {e['text']}") for e in evidence)
+    said = normalize_answer(answer)
+    if answer == UNKNOWN or echoes_example(answer, question, evidence) or not sentence or not said or f" {sentence} " not in f" {pages} " or f" {said} " not in f" {sentence} ":
+        return None
+    return answer, found["sentence"]
