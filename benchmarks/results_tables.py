@@ -117,6 +117,8 @@ FIXES = {"dev 1-100": ("dev-reading-fixes-before-qwen1.5b-cpu", "dev-reading-fix
 BRANCH_DEV, S_BRANCH, S_VOTE = ("dev-branch-support-qwen1.5b-cpu", "dev-branch-support-2-qwen1.5b-cpu"), f"{S_UNFIT}+branch_support=true", f"{S_UNFIT}+final_vote=true"
 #: ... and S with and without branch_support on the other 17 dev 1-100 questions whose hops branched in UNFIT_DEV.
 BRANCH_REST = "dev-branch-support-3-qwen1.5b-cpu"
+#: S with its samples at temperature 1.0 (hops and the confidence step), beside S, dev 1-30 in one run.
+TEMPERATURE, S_HOT = "dev30-temperature-qwen1.5b-cpu", f"{S_UNFIT}+temperature=1.0"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -285,6 +287,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Tried and not kept
         (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
+        (f"S with its samples at temperature 1.0, beside S, dev 1-30 in one run: {where(TEMPERATURE)}",
+         lambda: answers_table(run(TEMPERATURE), [S_UNFIT, S_HOT], base=S_UNFIT)),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),
