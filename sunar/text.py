@@ -55,6 +55,15 @@ def _capitalised(question: str) -> set[str]:
     return {c for w in written if w[:1].isupper() or w[:1].isdigit() for c in content_words(w)}
 
 
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
+def names_of(question: str) -> set[str]:
+    """The question's names (:func:`_capitalised`), a possessive's "'s" left out: "humehume" in
+    "Who is Humehume's father?"."""
+    return _capitalised(_POSSESSIVE.sub("", question))
+
+
 def named_share(title: str, question: str) -> float:
     """How much of a page's title (its qualifier left out) the question names: the share of the
     title's content words among the question's ("Munjong of Goryeo" in "Where was Munjong born?": 0.5).

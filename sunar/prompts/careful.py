@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from sunar.prompts.answer import EXAMPLES, UNKNOWN, clean_answer, documents_block, echoes_example
 from sunar.prompts.structured import as_reply, object_schema, read_object
-from sunar.text import normalize_answer
+from sunar.text import content_words, names_of, normalize_answer, title_words
 
 #: The sentence copied (pages' sentences are rarely longer), then the short answer.
 SCHEMA = object_schema(sentence=240, answer=80)
@@ -41,9 +41,22 @@ def careful_messages(question: str, evidence: Sequence[dict]) -> list[BaseMessag
     return [*messages, HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}")]
 
 
+def about(sentence: str, question: str, evidence: Sequence[dict]) -> bool:
+    """Whether a sentence of the documents is about what the question names: it, or the title of a page
+    that holds it, shares a name of the question (any sentence, when the question names nothing). A
+    sentence about someone else's father ("His father, L. A. Bouasba, ...") does not answer who
+    Humehume's father is."""
+    names = names_of(question)
+    if not names or names & content_words(sentence):
+        return True
+    said = f" {normalize_answer(sentence)} "
+    return any(names & title_words(e["title"]) for e in evidence if said in f" {normalize_answer(e['text'])} ")
+
+
 def quoted_answer(text: str, question: str, evidence: Sequence[dict]) -> tuple[str, str] | None:
     """(answer, sentence) of a :func:`careful_messages` reply when its sentence is on the documents
-    (its words in a row, after SQuAD normalisation) and holds the answer; else None."""
+    (its words in a row, after SQuAD normalisation), is :func:`about` what the question names, and
+    holds the answer; else None."""
     found = read_object(text, SCHEMA)
     if not found or not found.get("sentence") or not found.get("answer"):
         return None
@@ -51,5 +64,7 @@ def quoted_answer(text: str, question: str, evidence: Sequence[dict]) -> tuple[s
     pages = " ".join(normalize_answer(f"{e['title']} {e['text']}") for e in evidence)
     said = normalize_answer(answer)
     if answer == UNKNOWN or echoes_example(answer, question, evidence) or not sentence or not said or f" {sentence} " not in f" {pages} " or f" {said} " not in f" {sentence} ":
+        return None
+    if not about(found["sentence"], question, evidence):
         return None
     return answer, found["sentence"]

@@ -538,6 +538,21 @@ def test_a_doubted_hop_read_again_carefully_takes_the_answer_its_copied_sentence
     assert judged["hops"][0]["answer"] == "Mel Brooks" and not any(c.startswith(careful.SYSTEM) for c in llm.calls)
 
 
+def test_a_careful_answer_needs_a_sentence_of_the_pages_about_what_the_question_names():
+    pages = [{"title": "Malcolm Shabazz", "text": "His father, L. A. Bouasba, was an Algerian Muslim. He grew up in Paris."},
+             {"title": "Humehume", "text": "He was the son of Kaumualii, king of Kauai."}]
+
+    def reply(sentence, answer):
+        return careful.quoted_answer(json.dumps({"sentence": sentence, "answer": answer}), "Who is Humehume's father?", pages)
+
+    assert reply("He was the son of Kaumualii, king of Kauai.", "Kaumualii") == ("Kaumualii", "He was the son of Kaumualii, king of Kauai.")  # on his page
+    assert reply("His father, L. A. Bouasba, was an Algerian Muslim.", "L. A. Bouasba") is None  # someone else's father
+    assert reply("He was the son of Kaumualii", "Kauai") is None  # the sentence does not hold the answer
+    anyone = careful.quoted_answer(json.dumps({"sentence": "His father, L. A. Bouasba, was an Algerian Muslim", "answer": "L. A. Bouasba"}),
+                                   "who was the father?", pages)
+    assert anyone == ("L. A. Bouasba", "His father, L. A. Bouasba, was an Algerian Muslim")  # a question that names nobody: any sentence
+
+
 def test_an_uncertain_hop_its_judge_believes_is_read_again_carefully():
     from sunar.nodes.answer_hop import escalating
 
