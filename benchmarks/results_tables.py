@@ -119,6 +119,8 @@ BRANCH_DEV, S_BRANCH, S_VOTE = ("dev-branch-support-qwen1.5b-cpu", "dev-branch-s
 BRANCH_REST = "dev-branch-support-3-qwen1.5b-cpu"
 #: S with its samples at temperature 1.0 (hops and the confidence step), beside S, dev 1-30 in one run.
 TEMPERATURE, S_HOT = "dev30-temperature-qwen1.5b-cpu", f"{S_UNFIT}+temperature=1.0"
+#: The careful reading (``hop_support=careful``) beside S, on the dev 1-100 questions benchmarks/subsets.py says it can act on.
+CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=careful+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -289,6 +291,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
         (f"S with its samples at temperature 1.0, beside S, dev 1-30 in one run: {where(TEMPERATURE)}",
          lambda: answers_table(run(TEMPERATURE), [S_UNFIT, S_HOT], base=S_UNFIT)),
+        (f"A doubted or uncertain hop read again carefully, beside S, on the 31 dev 1-100 questions it can act on: {where(CAREFUL_DEV)}",
+         lambda: answers_table(run(CAREFUL_DEV), [S_UNFIT, S_CAREFUL], base=S_UNFIT)),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),
