@@ -151,8 +151,8 @@ class Configuration(Settings):
         "no, with that answer ruled out, and keeps the better-supported one; 'retrieve' then retrieves it again, once: NAR "
         "over its first stage's documents not scored yet, the hop answered from both rounds' evidence; 'escalate' then has "
         "escalate_llm read the hop's pages and judge both answers, and keeps the one it finds better supported; "
-        "'escalate_uncertain' escalates also a hop whose answers fall into more than one semantic set; 'careful' sends those "
-        "hops to the same LLM, which copies the pages' sentence that answers first: its answer is taken if on the pages.")
+        "'escalate_uncertain' escalates also a hop whose answers fall into more than one semantic set; 'careful' has the "
+        "same LLM copy the pages' sentence that answers such hops: taken if on the pages, about the question, holding it.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
     branch_support: bool = Field(False, description="With hop_support, the candidates an uncertain hop branches into are "
         "judged against its pages: each chain weighs its share times P(yes), and the best-weighted is followed.")

@@ -132,7 +132,8 @@ def escalated(hop: Hop, read: list, larger: Any, call: dict[str, Any], config: R
 def read_carefully(hop: Hop, read: list, llm: Any, cfg: Configuration, config: RunnableConfig) -> Hop:
     """``hop_support=careful``: the doubted or uncertain hop read again by the same LLM, which copies
     the sentence of the pages that answers the sub-question before the answer (:mod:`sunar.prompts.careful`).
-    Its answer is taken, judged, when the sentence is on the pages, holds it, and names something else."""
+    Its answer is taken, judged, when that sentence is on the pages, is about what the sub-question names
+    and holds it (:func:`sunar.prompts.careful.quoted_answer`), and the answer names something else."""
     reply = llm.generate(careful.careful_messages(hop["question"], read), temperature=0.0, config=config,
                          max_tokens=min(cfg.max_tokens, careful.TOKENS), schema=cfg.reply_schema(careful.SCHEMA))
     found = careful.quoted_answer(str(reply.content), hop["question"], read)

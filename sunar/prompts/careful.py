@@ -1,8 +1,8 @@
 """A hop read again carefully (``hop_support=careful``): the same LLM first copies the sentence of its
 documents that answers the sub-question, then gives the short answer. The reply is the JSON object
-:data:`SCHEMA`; :func:`quoted_answer` takes the answer only when the sentence is on the documents and
-holds it, a check that does not rest on the model's own belief (which, on the 1.5B, passes most of its
-misreadings: benchmarks/RESULTS.md)."""
+:data:`SCHEMA`; :func:`quoted_answer` takes the answer only when the sentence is on the documents word
+for word, is about what the question names, and holds the answer: a check that does not rest on the
+model's own belief (which, on the 1.5B, passes most of its misreadings: benchmarks/RESULTS.md)."""
 
 from __future__ import annotations
 
@@ -60,11 +60,11 @@ def quoted_answer(text: str, question: str, evidence: Sequence[dict]) -> tuple[s
     found = read_object(text, SCHEMA)
     if not found or not found.get("sentence") or not found.get("answer"):
         return None
-    sentence, answer = normalize_answer(found["sentence"]), clean_answer(found["answer"])
+    answer = clean_answer(found["answer"])
+    if answer == UNKNOWN or echoes_example(answer, question, evidence):
+        return None
+    sentence, said = normalize_answer(found["sentence"]), normalize_answer(answer)
     pages = " ".join(normalize_answer(f"{e['title']} {e['text']}") for e in evidence)
-    said = normalize_answer(answer)
-    if answer == UNKNOWN or echoes_example(answer, question, evidence) or not sentence or not said or f" {sentence} " not in f" {pages} " or f" {said} " not in f" {sentence} ":
-        return None
-    if not about(found["sentence"], question, evidence):
-        return None
-    return answer, found["sentence"]
+    on_pages = bool(sentence) and f" {sentence} " in f" {pages} "
+    holds = bool(said) and f" {said} " in f" {sentence} "
+    return (answer, found["sentence"]) if on_pages and holds and about(found["sentence"], question, evidence) else None
