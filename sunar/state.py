@@ -85,8 +85,8 @@ class Hop(TypedDict):
     support: NotRequired[float | None]  # with hop_support: P(the pages it read state its answer), the LLM's yes/no
     unsupported: NotRequired[str]  # with hop_support=reread: the answer read first, replaced by a better-supported one
     escalated: NotRequired[str]  # with hop_support=escalate: the doubted answer escalate_llm read the hop again for
-    read_carefully: NotRequired[str]  # with hop_support=careful: the answer replaced by the careful reading's
-    sentence: NotRequired[str]  # ... and the pages' sentence that reading copied
+    read_carefully: NotRequired[str]  # with hop_support=careful: the answer the hop was read again for (kept or replaced)
+    sentence: NotRequired[str]  # ... and, when replaced, the pages' sentence the careful reading copied
 
 
 class Chain(TypedDict):

@@ -218,7 +218,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             kept = "kept" if hop["escalated"] == hop.get("answer") else f"replaced by {hop.get('answer')!r}"
             line += f"; read again by the larger model: {hop['escalated']!r} {kept}"
         if hop.get("read_carefully"):
-            line += f"; read again carefully: {hop['read_carefully']!r} replaced, the pages say {hop.get('sentence')!r}"
+            kept = f"replaced, the pages say {hop['sentence']!r}" if hop.get("sentence") else "kept"
+            line += f"; read again carefully: {hop['read_carefully']!r} {kept}"
         if hop.get("support") is not None:
             line += f"; its pages state it: p = {hop['support']:.2f}"
         return line

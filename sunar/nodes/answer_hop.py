@@ -138,7 +138,7 @@ def read_carefully(hop: Hop, read: list, llm: Any, cfg: Configuration, config: R
                          max_tokens=min(cfg.max_tokens, careful.TOKENS), schema=cfg.reply_schema(careful.SCHEMA))
     found = careful.quoted_answer(str(reply.content), hop["question"], read)
     if found is None or agrees(found[0], hop["answer"]):
-        return hop
+        return {**hop, "read_carefully": hop["answer"]}  # read again, and kept
     judged = p_yes(llm.judge(support_messages(hop["question"], found[0], read), LABELS))
     return {**hop, "answer": found[0], "support": judged, "read_carefully": hop["answer"], "sentence": found[1]}
 
@@ -211,7 +211,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
             hop = supported(hop, read, cfg, res, call, config)
             if hop.get("unsupported"):
                 notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
-            if hop.get("read_carefully"):
+            if hop.get("read_carefully") and hop.get("sentence"):
                 notes.append(f"{hop['read_carefully']!r} to {hop['question']!r} was doubted; read again carefully, the pages' "
                              f"sentence {hop['sentence']!r} gives {hop['answer']!r}")
             if cfg.hop_support == "retrieve" and not prior and hop.get("support") is not None and hop["support"] < 0.5:

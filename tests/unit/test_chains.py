@@ -533,9 +533,12 @@ def test_a_doubted_hop_read_again_carefully_takes_the_answer_its_copied_sentence
                   json.dumps({"sentence": sentence, "answer": "Kyle MacLachlan"}),
                   json.dumps({"sentence": sentence, "answer": "Mel Brooks"}), "David Lynch"):
         kept, _ = run(reply)
-        assert (kept["hops"][0]["answer"], kept["hops"][0]["support"]) == ("Mel Brooks", 0.0) and "read_carefully" not in kept["hops"][0]
+        assert (kept["hops"][0]["answer"], kept["hops"][0]["support"], kept["hops"][0]["read_carefully"]) == ("Mel Brooks", 0.0, "Mel Brooks")
+        assert "sentence" not in kept["hops"][0] and not any("read again carefully" in n for n in kept["notes"])
+        assert "; read again carefully: 'Mel Brooks' kept" in describe_step("answer_hop", {"hops": kept["hops"][:1]}, {})
     judged, llm = run(json.dumps({"sentence": sentence, "answer": "David Lynch"}), hop_support="judge")  # the judge alone reads nothing again
     assert judged["hops"][0]["answer"] == "Mel Brooks" and not any(c.startswith(careful.SYSTEM) for c in llm.calls)
+    assert "read_carefully" not in judged["hops"][0]
 
 
 def test_a_careful_answer_needs_a_sentence_of_the_pages_about_what_the_question_names():
