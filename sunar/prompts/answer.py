@@ -50,7 +50,8 @@ EXAMPLES: list[tuple[list[dict], str, str]] = [
 ]
 
 
-def _ask(question: str, evidence: Sequence[dict]) -> HumanMessage:
+def ask_message(question: str, evidence: Sequence[dict]) -> HumanMessage:
+    """A question and its numbered documents, as every reading prompt asks it."""
     return HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}")
 
 
@@ -58,8 +59,8 @@ def answer_messages(question: str, evidence: Sequence[dict]) -> list[BaseMessage
     """The rule, the worked examples as turns, then this question and its documents."""
     messages: list[BaseMessage] = [SystemMessage(SYSTEM)]
     for docs, example, short in EXAMPLES:
-        messages += [_ask(example, docs), AIMessage(as_reply(answer=short))]
-    return [*messages, _ask(question, evidence)]
+        messages += [ask_message(example, docs), AIMessage(as_reply(answer=short))]
+    return [*messages, ask_message(question, evidence)]
 
 
 _LABEL = r"(short answer|answer|intermediate answer|final answer)"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
-from sunar.prompts.answer import EXAMPLES, UNKNOWN, clean_answer, documents_block, echoes_example
+from sunar.prompts.answer import EXAMPLES, UNKNOWN, ask_message, clean_answer, echoes_example
 from sunar.prompts.structured import as_reply, object_schema, read_object
 from sunar.text import content_words, names_of, normalize_answer, title_words
 
@@ -36,9 +36,8 @@ def careful_messages(question: str, evidence: Sequence[dict]) -> list[BaseMessag
     """The rule, the worked examples of :mod:`sunar.prompts.answer` with their sentences, then the hop."""
     messages: list[BaseMessage] = [SystemMessage(SYSTEM)]
     for docs, example, short in EXAMPLES:
-        messages += [HumanMessage(f"Documents:\n{documents_block(docs)}\n\nQuestion: {example}"),
-                     AIMessage(as_reply(sentence=_sentence(docs, short), answer=short))]
-    return [*messages, HumanMessage(f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}")]
+        messages += [ask_message(example, docs), AIMessage(as_reply(sentence=_sentence(docs, short), answer=short))]
+    return [*messages, ask_message(question, evidence)]
 
 
 def about(sentence: str, question: str, evidence: Sequence[dict]) -> bool:
