@@ -15,6 +15,10 @@ The two reading fixes (``reading_fixes``: a page named by one lower-case word al
 answer copied from the answer prompt's example is unknown) act where a hop's answer is the example's,
 or where its pages, found again in the index, are named otherwise by the two rules.
 
+The possessive fix (``possessive``: a possessive's "'s" is no part of the name, so "Who is Humehume's
+father?" names the page *Humehume*) acts where a hop's pages, found again, are named otherwise with it and
+without it, on any chain the trace holds.
+
 ``final_vote`` acts where two chains or more ended and the final step's answer may lose their vote
 (the trace shows the chains, their weights and the one the final step read). ``branch_support`` acts
 where a hop that branched would follow another candidate first, weighed by the judge on its pages
@@ -49,7 +53,7 @@ from sunar.nodes.answer_hop import escalating, weighed
 from sunar.nodes.vote import supported_hop
 from sunar.prompts.answer import echoes_example
 from sunar.signals import known, whole_chain
-from sunar.text import content_words, named_pages_of, normalize_answer, title_words, without_country
+from sunar.text import content_words, named_pages_of, named_share, normalize_answer, title_words, without_country
 
 CAREFUL = Configuration(hop_support="careful")
 
@@ -76,9 +80,18 @@ def repeat_samples_can_act(record: dict[str, Any]) -> bool:
 
 
 def _words_share(title: str, question: str) -> float:
-    """:func:`sunar.text.named_share` before the fix: any of the title's words counts, one in lower case too."""
-    words = title_words(title)
-    return len(words & content_words(question)) / len(words) if words else 0.0
+    """:func:`sunar.text.named_share` before the reading fixes: any of the title's words counts, one in
+    lower case too (a possessive's "'s" kept, as then)."""
+    words = title_words(_POSSESSIVE.sub("s", title))
+    return len(words & content_words(_POSSESSIVE.sub("s", question))) / len(words) if words else 0.0
+
+
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
+def _possessive_kept_share(title: str, question: str) -> float:
+    """:func:`sunar.text.named_share` before the possessive fix: "Humehume's" was the word "humehumes"."""
+    return named_share(_POSSESSIVE.sub("s", title), _POSSESSIVE.sub("s", question))
 
 
 def pages_of(index: Any, scorer: Any, question: str) -> list[dict[str, str]]:
@@ -89,14 +102,34 @@ def pages_of(index: Any, scorer: Any, question: str) -> list[dict[str, str]]:
     return [{"title": docs[i].title, "text": docs[i].text} for i in sorted(range(len(docs)), key=lambda i: -scores[i])][:5]
 
 
+def refocused_by(index: Any, scorer: Any, before: Callable[[str, str], float], after: Callable[[str, str], float] = named_share) -> Callable[[str], bool]:
+    """Whether a sub-question's pages (:func:`pages_of`) are named otherwise by the share ``before`` a
+    fix than by the share ``after`` it (``focus_pages`` reads other pages)."""
+
+    def refocused(question: str) -> bool:
+        pages = pages_of(index, scorer, question)
+        return named_pages_of(question, pages, before) != named_pages_of(question, pages, after)
+
+    return refocused
+
+
+def possessive_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]], bool]:
+    """Whether the possessive fix could have changed a record made before it: a hop of any of its
+    chains (the one shown and the others) whose pages are named otherwise with the fix than without."""
+    refocused = refocused_by(index, scorer, _possessive_kept_share)
+
+    def hops(record: dict[str, Any]) -> list[dict[str, Any]]:
+        return [*(record.get("reasoning_path") or []), *(h for chain in record.get("chains") or [] for h in chain.get("path") or [])]
+
+    return lambda record: any(refocused(q) for q in {h["question"] for h in hops(record)})
+
+
 def reading_fixes_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]], bool]:
     """Whether the two reading fixes could have changed a record made before them: a hop answer or
     candidate is a name of the answer prompt's worked example, or a hop's pages (:func:`pages_of`) are
     named otherwise under the new rule than under the old (``focus_pages``)."""
 
-    def refocused(question: str) -> bool:
-        pages = pages_of(index, scorer, question)
-        return named_pages_of(question, pages, _words_share) != named_pages_of(question, pages)
+    refocused = refocused_by(index, scorer, _words_share, _possessive_kept_share)
 
     def echoed(hop: dict[str, Any]) -> bool:  # the pages are not stored: only the question rules a name out
         said = [hop["answer"], *(c["answer"] for c in hop.get("candidates") or [])]
@@ -195,7 +228,7 @@ def without_region(record: dict[str, Any]) -> str | None:
 
 
 def with_index(switch: str, index: Path | None, llm: str) -> Callable[[dict[str, Any]], bool]:
-    """:func:`reading_fixes_can_act` or :func:`branch_support_can_act` on the index at ``index``, with
+    """:func:`reading_fixes_can_act`, :func:`possessive_can_act` or :func:`branch_support_can_act` on the index at ``index``, with
     the offline scorer the runs used (and, for ``branch_support``, the LLM ``llm`` as the judge)."""
     if index is None:
         raise SystemExit(f"{switch} needs --index: the index the runs read")
@@ -205,16 +238,18 @@ def with_index(switch: str, index: Path | None, llm: str) -> Callable[[dict[str,
 
     opened = Index(index)
     scorer = make_scorer("hybrid", opened.embedder)
-    return reading_fixes_can_act(opened, scorer) if switch == "reading_fixes" else branch_support_can_act(opened, scorer, make_llm(llm))
+    if switch == "branch_support":
+        return branch_support_can_act(opened, scorer, make_llm(llm))
+    return (reading_fixes_can_act if switch == "reading_fixes" else possessive_can_act)(opened, scorer)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("switch", choices=[*sorted(CAN_ACT), "reading_fixes", "branch_support"])
+    p.add_argument("switch", choices=[*sorted(CAN_ACT), "reading_fixes", "possessive", "branch_support"])
     p.add_argument("run", nargs="+", type=Path, help="runs made without the switch (evals/results/RUN)")
     p.add_argument("--variant", required=True, help="the variant, as recorded, whose trace is read")
     p.add_argument("--questions", required=True, type=Path, help="the questions file of those runs")
-    p.add_argument("--index", type=Path, help="reading_fixes, branch_support: the index the runs read (its hops' pages are found again)")
+    p.add_argument("--index", type=Path, help="reading_fixes, possessive, branch_support: the index the runs read (its hops' pages are found again)")
     p.add_argument("--llm", default="embedded:qwen2.5-1.5b", help="branch_support: the judge (the runs' LLM)")
     args = p.parse_args(argv)
     can_act = CAN_ACT.get(args.switch) or with_index(args.switch, args.index, args.llm)

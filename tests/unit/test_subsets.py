@@ -11,6 +11,7 @@ from benchmarks.subsets import (
     final_vote_can_act,
     main,
     past_bridge_can_act,
+    possessive_can_act,
     reading_fixes_can_act,
     repeat_samples_can_act,
     replayed,
@@ -116,6 +117,18 @@ def test_the_reading_fixes_can_act_where_a_hops_pages_are_named_otherwise_or_its
     candidates = record("q4", [("Where was David Lynch born?", "Missoula")])
     candidates["reasoning_path"][0]["candidates"] = [{"answer": "Missoula", "share": 0.5}, {"answer": "The Lighthouse Keeper", "share": 0.5}]
     assert can_act(candidates)
+
+
+def test_the_possessive_fix_can_act_where_a_hop_of_any_chain_reads_other_pages():
+    father, born = "Who is Humehume's father?", "Where was Humehume born?"
+    index = MemoryIndex(docs(("h", "Humehume", "Humehume was a prince."), ("k", "Kaumualii", "Kaumualii was a king.")),
+                        {father: [("k", 2.0), ("h", 1.0)], born: [("h", 2.0), ("k", 1.0)], "Where was Kaumualii born?": [("k", 2.0)]})
+    can_act = possessive_can_act(index, TableScorer({"h": 0.9, "k": 0.9}))
+    assert can_act(record("q1", [(father, "Kaumualii")]))  # "humehumes" named no page: both were read
+    assert not can_act(record("q2", [(born, "Kauai")]))  # no possessive: named the same either way
+    other = {**record("q3", [(born, "Kauai")]), "chains": [{"answer": "Kauai", "weight": 0.5, "path": [{"question": born, "answer": "Kauai"}]},
+                                                           {"answer": "x", "weight": 0.5, "path": [{"question": father, "answer": "x"}]}]}
+    assert can_act(other)  # a chain not shown reads other pages
 
 
 def chained(answer, chosen, *chains, notes=()):
