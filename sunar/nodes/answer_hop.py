@@ -212,7 +212,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
             if hop.get("unsupported"):
                 notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
             if hop.get("read_carefully") and hop.get("sentence"):
-                notes.append(f"{hop['read_carefully']!r} to {hop['question']!r} was doubted; read again carefully, the pages' "
+                notes.append(f"{hop['read_carefully']!r} to {hop['question']!r} was doubted or uncertain; read again carefully, the pages' "
                              f"sentence {hop['sentence']!r} gives {hop['answer']!r}")
             if cfg.hop_support == "retrieve" and not prior and hop.get("support") is not None and hop["support"] < 0.5:
                 return {"requery": state["sub_question"], "acted": "unsupported", "notes": [*notes, f"the pages read for {hop['question']!r} do not state "

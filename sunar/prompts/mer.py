@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from sunar.prompts import answer
-from sunar.prompts.answer import UNKNOWN, clean_answer, documents_block
+from sunar.prompts.answer import UNKNOWN, clean_answer
 from sunar.prompts.structured import Schema, as_reply, object_schema, read_object
 from sunar.text import normalize_answer
 
@@ -70,7 +70,7 @@ EXAMPLE = (
 def _ask(question: str, path: Sequence[tuple[str, str]], evidence: Sequence[dict]) -> HumanMessage:
     steps = "\n".join(f"{i}. {q} -> {a}" for i, (q, a) in enumerate(path, start=1)) or "(none)"
     return HumanMessage(
-        f"Documents:\n{documents_block(evidence)}\n\nQuestion: {question}\n"
+        f"{answer.ask_message(question, evidence).content}\n"
         f"Reasoning path (sub-question -> answer):\n{steps}\n\n"
         f"Reply with a JSON object {as_reply(rationale='...', answer='...')}: the rationale is one or two sentences "
         "of reasoning from the documents, the answer the short answer only: a name, place, date or number, not a sentence."

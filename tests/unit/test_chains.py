@@ -526,7 +526,7 @@ def test_a_doubted_hop_read_again_carefully_takes_the_answer_its_copied_sentence
     assert "read_carefully" not in out["hops"][1]  # its pages state Missoula: not read again
     assert sum(c.startswith(careful.SYSTEM) for c in llm.calls) == 1 and out["answer"] == "Missoula"
     assert out["reasoning_path"][0]["read_carefully"] == "Mel Brooks"
-    assert any("'Mel Brooks' to 'Who directed Ronnie Rocket?' was doubted; read again carefully" in n for n in out["notes"])
+    assert any("'Mel Brooks' to 'Who directed Ronnie Rocket?' was doubted or uncertain; read again carefully" in n for n in out["notes"])
     assert "; read again carefully: 'Mel Brooks' replaced, the pages say" in describe_step("answer_hop", {"hops": [hop1]}, {})
     # a sentence not on the pages, an answer the sentence does not hold, the same answer, or no object: the hop stands
     for reply in (json.dumps({"sentence": "Ronnie Rocket was directed by David Lynch", "answer": "David Lynch"}),
