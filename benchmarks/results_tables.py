@@ -111,6 +111,11 @@ REPEATS_S, S_REPEATS = "dev100-repeats-s-qwen1.5b-cpu", f"{S_UNFIT}+repeat_sampl
 FIXES = {"dev 1-100": ("dev-reading-fixes-before-qwen1.5b-cpu", "dev-reading-fixes-qwen1.5b-cpu"),
          "the confirmation": ("confirm-reading-fixes-before-qwen1.5b-cpu", "confirm-reading-fixes-qwen1.5b-cpu"),
          "the confirmation, the question only Self-Ask's trace adds": ("confirm-reading-fixes-sa-before-qwen1.5b-cpu", "confirm-reading-fixes-sa-qwen1.5b-cpu")}
+#: The possessive fix (``focus_pages`` takes a possessive's "'s" as no part of a name, in both graphs): the questions
+#: of the runs the headline's rows with the reading fixes read (dev 1-100, then the confirmation) that it can act on,
+#: run by the code before it and again after it from a copy of that run's LLM cache.
+POSSESSIVE = {"dev 1-100": ("dev-possessive-before-qwen1.5b-cpu", "dev-possessive-qwen1.5b-cpu"),
+              "the confirmation": ("confirm-possessive-before-qwen1.5b-cpu", "confirm-possessive-qwen1.5b-cpu")}
 #: The final vote (``final_vote``: MER's answer weighing the chain it read) and chains weighed by their pages' support
 #: (``branch_support``), beside S, in one run on the dev 1-100 questions benchmarks/subsets.py says they can act on.
 #: The first run took the first 6 of them (the run's order), the second the other 2.
@@ -141,11 +146,19 @@ def before_after(before: Records, after: Records, variant: str) -> Records:
     return [*({**r, "variant": f"{variant}@before"} for r in of(before, variant)), *of(after, variant)]
 
 
-def with_fixes(records: Records, run: Callable[[str], Records]) -> Records:
-    """``records`` with the answers of the questions the reading fixes can act on taken from the runs after
-    them (:data:`FIXES`), for the same graph."""
-    fixed = {(r["id"], r["variant"]): r for _, after in FIXES.values() for r in run(after)}
+def with_fixes(records: Records, run: Callable[[str], Records], *fixes: dict[str, tuple[str, str]]) -> Records:
+    """``records`` with the answers of the questions each fix can act on taken from the runs after it
+    (:data:`FIXES`, or the ``fixes`` given, each later one over the ones before), for the same graph."""
+    fixed = {(r["id"], r["variant"]): r for pairs in (fixes or (FIXES,)) for _, after in pairs.values() for r in run(after)}
     return [fixed.get((r["id"], r["variant"]), r) for r in records]
+
+
+def fixes_table(pairs: dict[str, tuple[str, str]], run: Callable[[str], Records], names: tuple[str, str]) -> str:
+    """Both graphs before a fix and after it on the questions it can act on: one row per graph and
+    ``pairs`` entry (a run of the code before it, and its rerun after it from a copy of its LLM cache)."""
+    rows = [(f"{name}: {graph} ({(n := len(of(run(after), v)))} question{'s' if n != 1 else ''})", before_after(run(before), run(after), v), f"{v}@before", v, False)
+            for name, (before, after) in pairs.items() for graph, v in (("Self-Ask", DEMOS_LOOPS), ("S", S_UNFIT))]
+    return headline_table(rows, names=names)
 
 
 def first_steps() -> dict[str, str] | None:
@@ -222,7 +235,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *(after for _, after in FIXES.values()))}",
+        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *(after for pairs in (FIXES, POSSESSIVE) for _, after in pairs.values()))}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
@@ -237,7 +250,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("dev 202-217, the same two in one run (the time ratio)", run(TIMED), DEMOS_LOOPS, S_UNFIT),
                                  ("dev 101-217: the same two with the reading fixes (the questions they act on run again)",
                                   with_fixes(unfit_confirmation(run), run), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 1-217: the same", with_fixes(unfit_everywhere(run), run), DEMOS_LOOPS, S_UNFIT, False)])),
+                                 ("dev 1-217: the same", with_fixes(unfit_everywhere(run), run), DEMOS_LOOPS, S_UNFIT, False),
+                                 ("dev 101-217: the same two with the possessive fix too (its questions run again)",
+                                  with_fixes(unfit_confirmation(run), run, FIXES, POSSESSIVE), DEMOS_LOOPS, S_UNFIT, False),
+                                 ("dev 1-217: the same", with_fixes(unfit_everywhere(run), run, FIXES, POSSESSIVE), DEMOS_LOOPS, S_UNFIT, False)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
@@ -248,9 +264,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
          lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
         (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*(n for pair in FIXES.values() for n in pair))}",
-         lambda: headline_table([(f"{name}: {graph} ({(n := len(of(run(after), v)))} question{'s' if n != 1 else ''})", before_after(run(before), run(after), v), f"{v}@before", v, False)
-                                 for name, (before, after) in FIXES.items() for graph, v in (("Self-Ask", DEMOS_LOOPS), ("S", S_UNFIT))],
-                                names=("before", "with the fixes"))),
+         lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
+        (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*(n for pair in POSSESSIVE.values() for n in pair))}",
+         lambda: fixes_table(POSSESSIVE, run, ("before", "with the fix"))),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",

@@ -317,3 +317,17 @@ def test_a_vote_of_the_sampled_answers_replaces_a_final_answer_none_of_them_agre
     lines = sample_vote_table("dev", [won, lost, agreed, scattered]).splitlines()
     assert lines[2] == "| dev: at least 2 samples agree, none with the final answer | 4 | 2 | 1 / 1 (p = 1.000) | 1 / 1 (p = 1.000) |"
     assert lines[3] == "| dev: at least 3 samples agree, none with the final answer | 4 | 0 | 0 / 0 (p = 1.000) | 0 / 0 (p = 1.000) |"
+
+
+def test_each_fix_takes_its_questions_from_the_run_after_it_a_later_fix_over_an_earlier():
+    from benchmarks.results_tables import with_fixes
+
+    def rec(qid, variant, answer):
+        return {"id": qid, "variant": variant, "answer": answer}
+
+    runs = {"a1": [rec("q1", "s", "after the first"), rec("q2", "s", "after the first")], "a2": [rec("q2", "s", "after the second")]}
+    records = [rec("q1", "s", "first run"), rec("q2", "s", "first run"), rec("q3", "s", "first run"), rec("q1", "self_ask", "first run")]
+    first, second = {"dev": ("b1", "a1")}, {"dev": ("b2", "a2")}
+    fixed = with_fixes(records, runs.__getitem__, first, second)
+    assert [r["answer"] for r in fixed] == ["after the first", "after the second", "first run", "first run"]  # the other graph's kept
+    assert [r["answer"] for r in with_fixes(records, runs.__getitem__, first)] == ["after the first", "after the first", "first run", "first run"]
