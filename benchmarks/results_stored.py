@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.bench_scale import build_seconds, other_graph
-from benchmarks.results_render import fmt, table
+from benchmarks.results_render import fmt, table, versus
 from benchmarks.results_runs import mean
 
 
@@ -133,3 +133,11 @@ def first_token_table(path: Path, skip: int = 1) -> str:
     label = f"median of questions {skip + 1}-{skip + len(asked)} (models loaded)"
     return table(["", "first step shown", "first token of MER's answer", "whole answer", "answer after its first token"],
                  [[label, f"{median('first_step'):.1f} s", f"{median('first_answer_token'):.1f} s", f"{median('answer'):.1f} s", f"{after:.1f} s"]])
+
+
+def focus_table(path: Path) -> str:
+    """First sub-questions read from the pages they name in three orders (``bench_focus``'s results.json):
+    each order's readings that found the data's first bridge, and its wins and losses against the named
+    pages alone."""
+    rows = [[name, f"{s['right']} of {s['read']}", versus(s) if "wins" in s else "-"] for name, s in json.loads(path.read_text())["summary"].items()]
+    return table(["pages read, in this order", "first bridge found", "found / lost where the named pages alone were not (sign test p)"], rows)

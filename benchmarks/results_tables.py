@@ -42,6 +42,7 @@ from benchmarks.results_runs import Records, of, paired, read_records, run_date,
 from benchmarks.results_stored import (
     first_stage_table,
     first_token_table,
+    focus_table,
     judges_table,
     nar_stop_table,
     probe_table,
@@ -234,6 +235,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
+    focused = stored("focus-reading", "results.json")
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *(after for pairs in (FIXES, POSSESSIVE) for _, after in pairs.values()))}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
@@ -267,6 +269,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
         (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*(n for pair in POSSESSIVE.values() for n in pair))}",
          lambda: fixes_table(POSSESSIVE, run, ("before", "with the fix"))),
+        (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
+         lambda: focus_table(focused[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",
