@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/focus-reading/results.json"))
     add_data_argument(p)
     args = p.parse_args(argv)
-    gold = {r["id"]: first_step(r) for r in map(json.loads, (data_dir(args.data) / "dev.jsonl").read_text().splitlines()) if r}
+    rows = [json.loads(line) for line in (data_dir(args.data) / "dev.jsonl").read_text().splitlines() if line.strip()]
+    gold = {r["id"]: first_step(r) for r in rows}
     records = [r for r in of(read_records(args.run, committed=True), args.variant) if r.get("reasoning_path")]
     if not records:
         raise SystemExit(f"error: {args.run} holds no chains of {args.variant!r}")

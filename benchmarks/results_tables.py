@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_focus import first_step
 from benchmarks.results_confidence import (
     acted_table,
     blind_table,
@@ -169,7 +170,7 @@ def first_steps() -> dict[str, str] | None:
     if not path.is_file():
         return None
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {r["id"]: (r["decomposition"][0]["answer"] if r.get("decomposition") else r["evidence_triples"][0][2]) for r in rows}
+    return {r["id"]: first_step(r) for r in rows}
 
 
 def corpus_texts() -> dict[str, str] | None:

@@ -79,14 +79,15 @@ def repeat_samples_can_act(record: dict[str, Any]) -> bool:
     return any("repeated a follow-up" in note for note in record.get("notes") or [])
 
 
+#: A possessive's "'s", which SQuAD normalisation made part of the word before the possessive fix.
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
 def _words_share(title: str, question: str) -> float:
     """:func:`sunar.text.named_share` before the reading fixes: any of the title's words counts, one in
     lower case too (a possessive's "'s" kept, as then)."""
     words = title_words(_POSSESSIVE.sub("s", title))
     return len(words & content_words(_POSSESSIVE.sub("s", question))) / len(words) if words else 0.0
-
-
-_POSSESSIVE = re.compile(r"['\u2019]s\b")
 
 
 def _possessive_kept_share(title: str, question: str) -> float:
