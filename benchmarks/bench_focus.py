@@ -47,6 +47,11 @@ def first_step(row: Mapping[str, Any]) -> str:
     return str(row["decomposition"][0]["answer"] if row.get("decomposition") else row["evidence_triples"][0][2])
 
 
+def first_steps(path: Path) -> dict[str, str]:
+    """Each question's :func:`first_step`, by id, from a dev.jsonl file."""
+    return {r["id"]: first_step(r) for r in (json.loads(line) for line in path.read_text().splitlines() if line.strip())}
+
+
 def read_each(question: str, pages: Sequence[Mapping[str, Any]], ask: Callable[[str, Sequence[Mapping[str, Any]]], str], gold: str) -> dict[str, Any] | None:
     """A first sub-question read in each order (``ask``: the answer to a question from pages): the
     pages' titles, the named ones' count, each order's answer and whether it holds ``gold``."""
@@ -74,8 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/focus-reading/results.json"))
     add_data_argument(p)
     args = p.parse_args(argv)
-    rows = [json.loads(line) for line in (data_dir(args.data) / "dev.jsonl").read_text().splitlines() if line.strip()]
-    gold = {r["id"]: first_step(r) for r in rows}
+    gold = first_steps(data_dir(args.data) / "dev.jsonl")
     records = [r for r in of(read_records(args.run, committed=True), args.variant) if r.get("reasoning_path")]
     if not records:
         raise SystemExit(f"error: {args.run} holds no chains of {args.variant!r}")

@@ -14,14 +14,13 @@ there cannot drift from its run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_focus import first_step
+from benchmarks.bench_focus import first_steps as first_steps_of
 from benchmarks.results_confidence import (
     acted_table,
     blind_table,
@@ -169,8 +168,7 @@ def first_steps() -> dict[str, str] | None:
     path = Path(os.environ.get("SUNAR_DATA") or ROOT.parent / "shared" / "data" / "multihop") / "dev.jsonl"
     if not path.is_file():
         return None
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {r["id"]: first_step(r) for r in rows}
+    return first_steps_of(path)
 
 
 def corpus_texts() -> dict[str, str] | None:

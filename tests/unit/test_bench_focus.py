@@ -2,7 +2,7 @@
 alone, from those first and then the others, and from all in their ranked order, each against the
 data's first bridge."""
 
-from benchmarks.bench_focus import ORDERS, first_step, orders, read_each, summary
+from benchmarks.bench_focus import ORDERS, first_step, first_steps, orders, read_each, summary
 
 PAGES = [{"title": "Mel Brooks", "text": "Mel Brooks produced it."}, {"title": "David Lynch", "text": "Lynch was born in Missoula."},
          {"title": "Missoula", "text": "Missoula is in Montana."}]
@@ -32,9 +32,12 @@ def test_each_order_is_read_and_checked_against_the_first_bridge():
     assert (got[ORDERS[2]]["right"], got[ORDERS[2]]["wins"], got[ORDERS[2]]["losses"]) == (1, 1, 2)
 
 
-def test_the_first_step_is_musiques_decomposition_or_2wikis_first_triple():
+def test_the_first_step_is_musiques_decomposition_or_2wikis_first_triple(tmp_path):
     assert first_step({"decomposition": [{"question": "q", "answer": "David Lynch"}]}) == "David Lynch"
     assert first_step({"decomposition": [], "evidence_triples": [["Ronnie Rocket", "director", "David Lynch"]]}) == "David Lynch"
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text('{"id": "m", "decomposition": [{"answer": "A"}]}\n\n{"id": "w", "evidence_triples": [["x", "y", "B"]]}\n')
+    assert first_steps(dev) == {"m": "A", "w": "B"}  # a blank line skipped
 
 
 def test_the_stored_summary_is_a_table_of_the_orders(tmp_path):
