@@ -24,6 +24,9 @@ without it, on any chain the trace holds.
 where a hop that branched would follow another candidate first, weighed by the judge on its pages
 found again in the index (the judge is the LLM, so choosing takes minutes).
 
+``one_answer`` acts where an answer the trace holds (final, doubted, a hop's or a candidate's, on any
+chain) lists names where the question asks for one.
+
 ``careful`` (``hop_support=careful``) acts where a hop of the chain shown was doubted by the judge or
 its answers split (a chain not shown is not looked at).
 
@@ -53,7 +56,15 @@ from sunar.nodes.answer_hop import escalating, weighed
 from sunar.nodes.vote import supported_hop
 from sunar.prompts.answer import echoes_example
 from sunar.signals import known, whole_chain
-from sunar.text import content_words, named_pages_of, named_share, normalize_answer, title_words, without_country
+from sunar.text import (
+    content_words,
+    listed_names,
+    named_pages_of,
+    named_share,
+    normalize_answer,
+    title_words,
+    without_country,
+)
 
 CAREFUL = Configuration(hop_support="careful")
 
@@ -173,9 +184,19 @@ def careful_can_act(record: dict[str, Any]) -> bool:
     return any(known(h["answer"]) and escalating(h, h.get("support"), CAREFUL) for h in record.get("reasoning_path") or [])
 
 
+def one_answer_can_act(record: dict[str, Any]) -> bool:
+    """Whether ``one_answer`` could have changed a record made without it: an answer its trace holds
+    (the final one, MER's that the judge doubted, a hop's or a candidate's, on any chain) lists names
+    where the question asks for one (:func:`sunar.text.listed_names`; the pages are not stored)."""
+    chains = [record.get("reasoning_path") or [], *(chain.get("path") or [] for chain in record.get("chains") or [])]
+    said = [record["answer"], *(a for note in record.get("notes") or [] for a in re.findall(r"^the judge doubted the final answer '(.*?)' \(p", note)),
+            *(a for hops in chains for h in hops for a in (h["answer"], *(c["answer"] for c in h.get("candidates") or [])))]
+    return any(listed_names(record["question"], str(a)) for a in said)
+
+
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {
     "past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act, "final_vote": final_vote_can_act,
-    "careful": careful_can_act}
+    "careful": careful_can_act, "one_answer": one_answer_can_act}
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:

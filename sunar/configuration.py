@@ -39,7 +39,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
-    "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "end_loops", "rewrite_repeats", "repeat_samples",
+    "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "one_answer", "end_loops", "rewrite_repeats", "repeat_samples",
     "past_bridge", "branch_support",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
@@ -203,11 +203,10 @@ class Configuration(Settings):
         "date or number without a title, the region after a city, or the rest of a sentence): one short call, "
         "decoded as one of the answer's own spans, made only when the answer has more than one.",
     )
-    drop_country: bool = Field(
-        False,
-        description="A final answer that ends with a country drops it (\"Munich, Germany\" -> \"Munich\"), unless the "
-        "question asks for a country, nation or state: a rule, no call.",
-    )
+    drop_country: bool = Field(False, description="A final answer that ends with a country drops it (\"Munich, Germany\" -> "
+        "\"Munich\"), unless the question asks for a country, nation or state: a rule, no call.")
+    one_answer: bool = Field(True, description="A final answer that lists names (\"Michael Bublé and Josh Groban\") where the "
+        "question asks for one keeps the first the pages or samples hold on its own and the question does not name: a rule, no call. Off: as read.")
     # --- Self-Ask and MER ---------------------------------------------------------------------
     decomposition: Literal["self_ask", "plan"] = Field(
         "self_ask",

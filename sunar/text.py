@@ -136,6 +136,49 @@ def without_country(question: str, answer: str) -> str:
     return ", ".join(pieces)
 
 
+#: How a list of names is joined: commas (", and" too) or "and".
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+#: A question that asks for several ("Who were the founders", "both", "all"), or (comma lists only)
+#: for a place, written "city, county, state".
+_ASKS_FOR_SEVERAL = re.compile(r"^\W*(who|what|which)\s+(are|were)\b|\b(both|all|members|list)\b", re.IGNORECASE)
+_ASKS_FOR_A_PLACE = re.compile(r"^\W*where\b|\b(place|city|town|county|state|country|region|province|territor\w*|located|location)\b", re.IGNORECASE)
+
+
+def _a_name(piece: str) -> bool:
+    """Whether a list's piece reads as a name: two to five words, capitalised, no digit, no article first."""
+    words = piece.split()
+    return 2 <= len(words) <= 5 and piece[:1].isupper() and not any(c.isdigit() for c in piece) and words[0].lower() not in _ARTICLES
+
+
+def listed_names(question: str, answer: str) -> list[str]:
+    """The names ``answer`` lists where the question asks for one (none when it is no such list: see
+    :func:`one_of_list`, which looks for them on the pages)."""
+    pieces = [p.strip() for p in _LIST_SEPARATOR.split(answer.strip())]
+    if len(pieces) < 2 or not all(_a_name(p) for p in pieces) or _ASKS_FOR_SEVERAL.search(question):
+        return []
+    if re.search(r"\band\b", answer) is None and (len(pieces) < 3 or _ASKS_FOR_A_PLACE.search(question)):
+        return []
+    return pieces
+
+
+def one_of_list(question: str, answer: str, titles: Sequence[str], texts: Sequence[str]) -> str:
+    """``answer`` cut to its first name that ``texts`` (pages' texts, sampled answers) hold apart from
+    the whole and the question does not name, where it lists names ("Michael Bublé and Josh Groban" ->
+    "Michael Bublé", sampled alone) and the question asks for one. Kept when a piece is no name (a date,
+    a number, one word, "The ...") or none is found but within the whole ("American Car and Foundry
+    Company"), when the whole is in one of ``titles`` ("Master and Commander"), or, for a list of commas
+    alone, when it has two pieces or the question asks for a place ("Springfield, Sangamon County, Illinois")."""
+    pieces = listed_names(question, answer)
+    if not pieces:
+        return answer
+    whole = f" {normalize_answer(answer)} "
+    apart = f" {' | '.join(normalize_answer(t) for t in texts)} ".replace(whole, " | ")  # not only as a part of the whole
+    if any(whole in f" {normalize_answer(t)} " for t in titles):
+        return answer
+    asked = f" {normalize_answer(question)} "
+    return next((p for p in pieces if f" {normalize_answer(p)} " in apart and f" {normalize_answer(p)} " not in asked), answer)
+
+
 @dataclass(frozen=True)
 class Document:
     id: str

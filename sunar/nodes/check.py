@@ -23,7 +23,7 @@ from sunar.configuration import Configuration
 from sunar.models.llm import LLM
 from sunar.nodes.decompose import going_on
 from sunar.nodes.mer import reasoned
-from sunar.nodes.shorten import country_dropped
+from sunar.nodes.shorten import by_rule
 from sunar.prompts.support import LABELS, fits_messages, judged_better, p_yes
 from sunar.resources import resources
 from sunar.signals import agrees, chain_support, hop_support, known, whole_chain
@@ -100,8 +100,8 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         scored = [(q, a) for a in alternatives(state) if (q := fits(llm, state, a)) is not None]
         best = max(scored, key=lambda s: s[0], default=None)
         if best is not None and best[0] >= FITS:
-            place, dropped = country_dropped(state["question"], best[1], cfg)  # as shorten, before the check, does MER's
-            notes = [chose_note(answer, p, best[1], best[0]), *([dropped] if dropped else [])]
+            place, ruled = by_rule(state, best[1], cfg)  # as shorten, before the check, does MER's
+            notes = [chose_note(answer, p, best[1], best[0]), *ruled]
             return {"answer": place, "judged": judged(state, best[0]), "acted": "chose", "notes": notes}
     if cfg.unfit_answer in ("go_on", "both") and not state.get("went_on"):
         step, note = going_on(state, config, cfg)
@@ -127,6 +127,6 @@ def escalated(state: dict[str, Any], config: RunnableConfig, cfg: Configuration,
     if not judged_better(second, first):
         said = f"it kept to it (p = {first:.2f})" if first is not None else "it found no answer that fits better"
         return {"judged": judged(state, p if first is None else first), "acted": "escalated", "notes": [f"{doubted}: {said}"]}
-    place, dropped = country_dropped(state["question"], other, cfg)
-    notes = [f"{doubted}: it answered {other!r} (p = {second:.2f})", *read.get("notes", []), *([dropped] if dropped else [])]
+    place, ruled = by_rule(state, other, cfg)
+    notes = [f"{doubted}: it answered {other!r} (p = {second:.2f})", *read.get("notes", []), *ruled]
     return {"answer": place, "rationale": read["rationale"], "judged": judged(state, second), "acted": "escalated", "notes": notes}

@@ -1,7 +1,9 @@
 """The final answer cut to what the question asks for (``short_answer``; the prompt and why:
 :mod:`sunar.prompts.shorten`). No call when the switch is off, the answer is unknown, or it holds
-no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then, with
-``drop_country``, a country the answer ends with is dropped by rule (:func:`sunar.text.without_country`)."""
+no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then two rules
+(:func:`by_rule`): with ``drop_country``, a country the answer ends with is dropped
+(:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question asks
+for one keeps one of them (:func:`sunar.text.one_of_list`)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from sunar.prompts.shorten import shorten_messages, shorten_schema
 from sunar.prompts.spans import parts
 from sunar.resources import resources
 from sunar.signals import known
-from sunar.text import without_country
+from sunar.text import one_of_list, without_country
 from sunar.usage import node
 
 
@@ -25,16 +27,25 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     answer = state.get("answer") or ""
     update = cut(state["question"], answer, cfg, config) if cfg.short_answer and known(answer) else {}
     shorter = update.get("answer", answer)
-    place, note = country_dropped(state["question"], shorter, cfg)
-    return {"answer": place, "notes": [*update.get("notes", []), note]} if note else update
+    ruled, notes = by_rule(state, shorter, cfg)
+    return {"answer": ruled, "notes": [*update.get("notes", []), *notes]} if notes else update
 
 
-def country_dropped(question: str, answer: str, cfg: Configuration) -> tuple[str, str | None]:
-    """``drop_country`` on a final answer: (the answer without the country it ends with, the note
-    that says so), or (the answer, None) where the switch is off or there is none to drop."""
-    if not cfg.drop_country or not known(answer) or (place := without_country(question, answer)) == answer:
-        return answer, None
-    return place, f"the country was dropped from the answer {answer!r}"
+def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str, list[str]]:
+    """A final answer after the rules switched on: (the answer, the notes that say what each did).
+    ``drop_country`` drops the country it ends with; ``one_answer`` cuts a list of names to one, found
+    on its own in the chain's pages or its hops' samples."""
+    question, notes = state["question"], []
+    if not known(answer):
+        return answer, notes
+    if cfg.drop_country and (place := without_country(question, answer)) != answer:
+        answer, notes = place, [f"the country was dropped from the answer {answer!r}"]
+    if cfg.one_answer:
+        pages = [*(e for h in state.get("hops") or [] for e in h.get("evidence") or []), *(state.get("evidence") or [])]
+        said = [str(s) for h in state.get("hops") or [] for s in h.get("samples") or []]
+        if (one := one_of_list(question, answer, [str(p["title"]) for p in pages], [*(str(p["text"]) for p in pages), *said])) != answer:
+            answer, notes = one, [*notes, f"the list {answer!r} was cut to the one name asked for"]
+    return answer, notes
 
 
 def cut(question: str, answer: str, cfg: Configuration, config: RunnableConfig) -> dict[str, Any]:

@@ -123,6 +123,20 @@ def test_an_answer_found_instead_loses_its_country_as_the_final_steps_does_with_
         assert out["answer"] == answer and out["notes"][0].endswith("'Missoula, United States' answers the question (p = 1.00)")
         assert (out["notes"][1:] == ["the country was dropped from the answer 'Missoula, United States'"]) == drop
 
+
+def test_an_answer_found_instead_that_lists_names_keeps_one_with_one_answer():
+    from sunar.nodes.check import check
+
+    hops = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"},
+            {"question": "Where was David Lynch born?", "answer": "Missoula Valley and Flathead Valley", "samples": ["Missoula Valley"]}]
+    state = {"question": QUESTION, "answer": "Montana", "hops": hops, "draft_answer": "", "chains": []}
+    llm = scripted_llm(two_hops, lambda q, i: "yes" if q.endswith("= Missoula Valley and Flathead Valley") else "no")
+    for one, answer in ((True, "Missoula Valley"), (False, "Missoula Valley and Flathead Valley")):
+        config = {"configurable": {"resources": resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS)),
+                                   "hop_support": "judge", "unfit_answer": "choose", "one_answer": one}}
+        out = check(state, config)
+        assert out["answer"] == answer and (out["notes"][1:] == ["the list 'Missoula Valley and Flathead Valley' was cut to the one name asked for"]) == one
+
 def test_a_doubted_answer_whose_chain_finds_no_next_step_stands_and_says_why():
     from benchmarks.results_confidence import acted_table, doubted
     from sunar.nodes.decompose import STANDS

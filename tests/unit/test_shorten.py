@@ -144,3 +144,62 @@ def test_both_graphs_drop_the_country_of_their_final_answer(variant):
     cfg = graph_config("Missoula, United States")
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "Missoula, United States"
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "drop_country": True}})["answer"] == "Missoula"
+
+
+POP = "Along with the Closer performer, what notable pop artist started out his career on adult contemporary radio?"
+ON_AC = "Michael Bublé and Josh Groban started out as AC artists. Michael Bublé sings standards."
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "titles", "texts", "expected"),
+    [
+        (POP, "Michael Bublé and Josh Groban", [], [ON_AC], "Michael Bublé"),
+        (POP, "Michael Bublé and Josh Groban", [], [ON_AC.split(".")[0], "Josh Groban"], "Josh Groban"),  # the first found on its own
+        (POP, "Michael Bublé and Josh Groban", [], [ON_AC.split(".")[0]], "Michael Bublé and Josh Groban"),  # only within the whole
+        ("Who led the expedition?", "Chen Zheng and Chen Yuanguang", [], ["Chen Zheng, together with his son Chen Yuanguang, led it"], "Chen Zheng"),
+        ("Which artist was featured along with Kenny G?", "George Benson, Kenny G, Dave Koz", [], ["George Benson, Kenny G, and Dave Koz"], "George Benson"),
+        ("Which artist was featured along with Kenny G?", "Kenny G, George Benson", [], ["Kenny G and George Benson"], "Kenny G, George Benson"),  # two by a comma: a qualifier
+        ("Who played in it?", "Kenny G and George Benson", [], ["Kenny G and George Benson; George Benson, Kenny G"], "Kenny G"),
+        ("Who played there along with Kenny G?", "Kenny G and George Benson", [], ["George Benson, Kenny G"], "George Benson"),  # the question names Kenny G
+        ("Where was he born?", "Springfield, Sangamon County, Illinois", [], ["Springfield is the seat of Sangamon County, Illinois"], "Springfield, Sangamon County, Illinois"),
+        ("What company merged with it?", "American Car and Foundry Company", [], ["twelve companies merged to form American Car and Foundry Company"], "American Car and Foundry Company"),
+        ("Which film was he in?", "Master and Commander", ["Master and Commander: The Far Side of the World"], ["Master Jack and Commander Aubrey"], "Master and Commander"),
+        ("Which department ran it?", "Health and Human Services", ["Department of Health and Human Services"], ["Health, Human Services"], "Health and Human Services"),
+        ("Who were the founders?", "Chen Zheng and Chen Yuanguang", [], ["Chen Zheng, Chen Yuanguang"], "Chen Zheng and Chen Yuanguang"),  # asks for several
+        ("When did they win the cup?", "1898 and 1959", [], ["1898, 1959"], "1898 and 1959"),  # dates are no names
+        ("Who wrote it?", "The Beatles and The Who", [], ["The Beatles, The Who"], "The Beatles and The Who"),
+        ("Who sang it?", "Prince and Madonna", [], ["Prince, Madonna"], "Prince and Madonna"),  # one word: not name enough
+    ],
+)
+def test_a_list_of_names_is_cut_to_one_the_pages_or_samples_hold_on_its_own(question, answer, titles, texts, expected):
+    from sunar.text import one_of_list
+
+    assert one_of_list(question, answer, titles, texts) == expected
+
+
+def test_one_answer_cuts_a_list_after_the_country_with_a_note_and_no_call():
+    state = {"question": POP, "answer": "Michael Bublé and Josh Groban", "hops": [
+        {"question": "Who started out on AC radio?", "answer": "Michael Bublé and Josh Groban", "batches": [],
+         "evidence": [{"id": "ac", "title": "Adult contemporary music", "text": ON_AC.split(".")[0], "score": 1.0}],
+         "samples": ["Michael Bublé and Josh Groban", "Michael Bublé"]}]}
+    llm = script({})
+    res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    update = shorten(state, {"configurable": {"resources": res, "one_answer": True}})
+    assert update["answer"] == "Michael Bublé" and not llm.calls  # held on its own by a sample
+    assert update["notes"] == ["the list 'Michael Bublé and Josh Groban' was cut to the one name asked for"]
+    assert "answer" not in shorten(state, {"configurable": {"resources": res, "one_answer": False}})
+    assert "answer" not in shorten({**state, "hops": [{**state["hops"][0], "samples": []}]}, {"configurable": {"resources": res}})  # on by default
+    from sunar.configuration import Configuration
+    from sunar.nodes.shorten import by_rule
+
+    assert by_rule({"question": "Who sang it?", "evidence": [{"title": "X", "text": "Ann Lee and Bob Ray. Bob Ray, England"}]}, "Ann Lee and Bob Ray, England",
+                   Configuration(drop_country=True, one_answer=True)) == ("Bob Ray", ["the country was dropped from the answer 'Ann Lee and Bob Ray, England'",
+                                                                                  "the list 'Ann Lee and Bob Ray' was cut to the one name asked for"])
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_both_graphs_cut_a_final_list_to_one_name_their_pages_hold(variant):
+    cfg = graph_config("Ronnie Rocket and David Lynch")  # the question names the first
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "one_answer": False}})["answer"] == "Ronnie Rocket and David Lynch"
+    out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})  # on by default
+    assert out["answer"] == "David Lynch" and "the list 'Ronnie Rocket and David Lynch' was cut to the one name asked for" in out["notes"]
