@@ -57,6 +57,7 @@ from sunar.nodes.vote import supported_hop
 from sunar.prompts.answer import echoes_example
 from sunar.signals import known, whole_chain
 from sunar.text import (
+    POSSESSIVE,
     content_words,
     listed_names,
     named_pages_of,
@@ -90,20 +91,16 @@ def repeat_samples_can_act(record: dict[str, Any]) -> bool:
     return any("repeated a follow-up" in note for note in record.get("notes") or [])
 
 
-#: A possessive's "'s", which SQuAD normalisation made part of the word before the possessive fix.
-_POSSESSIVE = re.compile(r"['\u2019]s\b")
-
-
 def _words_share(title: str, question: str) -> float:
     """:func:`sunar.text.named_share` before the reading fixes: any of the title's words counts, one in
-    lower case too (a possessive's "'s" kept, as then)."""
-    words = title_words(_POSSESSIVE.sub("s", title))
-    return len(words & content_words(_POSSESSIVE.sub("s", question))) / len(words) if words else 0.0
+    lower case too (a possessive's "'s" made part of the word by SQuAD normalisation, as then)."""
+    words = title_words(POSSESSIVE.sub("s", title))
+    return len(words & content_words(POSSESSIVE.sub("s", question))) / len(words) if words else 0.0
 
 
 def _possessive_kept_share(title: str, question: str) -> float:
     """:func:`sunar.text.named_share` before the possessive fix: "Humehume's" was the word "humehumes"."""
-    return named_share(_POSSESSIVE.sub("s", title), _POSSESSIVE.sub("s", question))
+    return named_share(POSSESSIVE.sub("s", title), POSSESSIVE.sub("s", question))
 
 
 def pages_of(index: Any, scorer: Any, question: str) -> list[dict[str, str]]:

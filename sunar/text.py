@@ -55,12 +55,13 @@ def _capitalised(question: str) -> set[str]:
     return {c for w in written if w[:1].isupper() or w[:1].isdigit() for c in content_words(w)}
 
 
-_POSSESSIVE = re.compile(r"['\u2019]s\b")
+#: A possessive's "'s" (straight or curly apostrophe).
+POSSESSIVE = re.compile(r"['\u2019]s\b")
 
 
 def without_possessive(text: str) -> str:
     """``text`` with each possessive's "'s" left out: "Humehume's father" is "Humehume father"."""
-    return _POSSESSIVE.sub("", text)
+    return POSSESSIVE.sub("", text)
 
 
 def names_of(question: str) -> set[str]:
