@@ -117,6 +117,15 @@ FIXES = {"dev 1-100": ("dev-reading-fixes-before-qwen1.5b-cpu", "dev-reading-fix
 #: run by the code before it and again after it from a copy of that run's LLM cache.
 POSSESSIVE = {"dev 1-100": ("dev-possessive-before-qwen1.5b-cpu", "dev-possessive-qwen1.5b-cpu"),
               "the confirmation": ("confirm-possessive-before-qwen1.5b-cpu", "confirm-possessive-qwen1.5b-cpu")}
+#: The list rule (``one_answer``, on by default: a final answer that lists names where the question asks for one keeps
+#: one): the questions of the runs the headline reads whose trace holds such a list, run by the code before it and
+#: again after it from a copy of that run's LLM cache, in two runs split by dev.jsonl's lines (not the runs' order,
+#: which interleaves the datasets: each run holds questions of dev 1-100 and of the confirmation, told apart by
+#: :func:`split_fixes_table`).
+ONE_ANSWER = {"dev.jsonl lines 1-100": ("dev-one-answer-before-qwen1.5b-cpu", "dev-one-answer-qwen1.5b-cpu"),
+              "dev.jsonl lines 101-217": ("confirm-one-answer-before-qwen1.5b-cpu", "confirm-one-answer-qwen1.5b-cpu")}
+#: Every fix since the confirmation, each over the ones before: S and Self-Ask as the ``cpu`` profile runs them.
+ALL_FIXES = (FIXES, POSSESSIVE, ONE_ANSWER)
 #: The final vote (``final_vote``: MER's answer weighing the chain it read) and chains weighed by their pages' support
 #: (``branch_support``), beside S, in one run on the dev 1-100 questions benchmarks/subsets.py says they can act on.
 #: The first run took the first 6 of them (the run's order), the second the other 2.
@@ -154,11 +163,24 @@ def with_fixes(records: Records, run: Callable[[str], Records], *fixes: dict[str
     return [fixed.get((r["id"], r["variant"]), r) for r in records]
 
 
+def fixes_rows(name: str, before: Records, after: Records) -> list[tuple[str, Records, str, str, bool]]:
+    """One row per graph: ``before`` (a run of the code before a fix) and ``after`` (its rerun after it)."""
+    return [(f"{name}: {graph} ({(n := len(of(after, v)))} question{'s' if n != 1 else ''})", before_after(before, after, v), f"{v}@before", v, False)
+            for graph, v in (("Self-Ask", DEMOS_LOOPS), ("S", S_UNFIT))]
+
+
 def fixes_table(pairs: dict[str, tuple[str, str]], run: Callable[[str], Records], names: tuple[str, str]) -> str:
     """Both graphs before a fix and after it on the questions it can act on: one row per graph and
     ``pairs`` entry (a run of the code before it, and its rerun after it from a copy of its LLM cache)."""
-    rows = [(f"{name}: {graph} ({(n := len(of(run(after), v)))} question{'s' if n != 1 else ''})", before_after(run(before), run(after), v), f"{v}@before", v, False)
-            for name, (before, after) in pairs.items() for graph, v in (("Self-Ask", DEMOS_LOOPS), ("S", S_UNFIT))]
+    return headline_table([row for name, (before, after) in pairs.items() for row in fixes_rows(name, run(before), run(after))], names=names)
+
+
+def split_fixes_table(pairs: dict[str, tuple[str, str]], run: Callable[[str], Records], dev: set[str], names: tuple[str, str]) -> str:
+    """:func:`fixes_table` with the rows split into dev 1-100 (the ids ``dev``) and the confirmation,
+    whichever run of ``pairs`` each question was in."""
+    before, after = ([r for pair in pairs.values() for r in run(pair[i])] for i in (0, 1))
+    rows = [row for name, inside in (("dev 1-100", True), ("the confirmation", False))
+            for row in fixes_rows(name, *([r for r in rs if (r["id"] in dev) == inside] for rs in (before, after)))]
     return headline_table(rows, names=names)
 
 
@@ -235,10 +257,15 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused = stored("focus-reading", "results.json")
+    fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *(after for pairs in (FIXES, POSSESSIVE) for _, after in pairs.values()))}",
+        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
-                                 ("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
+                                 ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask", with_fixes(unfit_confirmation(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
+                                 ("dev 1-217: the same two", with_fixes(unfit_everywhere(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
+                                 ("dev 202-217, the same two in one run (the time ratio)", run(TIMED), DEMOS_LOOPS, S_UNFIT)])),
+        (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
+         lambda: headline_table([("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
                                  ("the same, both also reading the pages a sub-question names and ending loops", run(CONFIRM), DEMOS_LOOPS, S_LOOPS),
                                  ("the same, both also rewriting a repeated follow-up", run(CONFIRM), DEMOS_REWRITE, S_REWRITE),
@@ -248,13 +275,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("the same, both also rewriting a repeated follow-up", both(DEMOS_REWRITE, S_REWRITE), DEMOS_REWRITE, S_REWRITE),
                                  ("dev 101-217: S where a doubted answer acts, against the confirmation's Self-Ask (loops ended)", unfit_confirmation(run), DEMOS_LOOPS, S_UNFIT, False),
                                  ("dev 1-217: the same two", unfit_everywhere(run), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 202-217, the same two in one run (the time ratio)", run(TIMED), DEMOS_LOOPS, S_UNFIT),
-                                 ("dev 101-217: the same two with the reading fixes (the questions they act on run again)",
-                                  with_fixes(unfit_confirmation(run), run), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 1-217: the same", with_fixes(unfit_everywhere(run), run), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 101-217: the same two with the possessive fix too (its questions run again)",
-                                  with_fixes(unfit_confirmation(run), run, FIXES, POSSESSIVE), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 1-217: the same", with_fixes(unfit_everywhere(run), run, FIXES, POSSESSIVE), DEMOS_LOOPS, S_UNFIT, False)])),
+                                 *((f"dev {part}: the same two with {fixes} (their questions run again)", with_fixes(records(run), run, *ALL_FIXES[:n]), DEMOS_LOOPS, S_UNFIT, False)
+                                   for n, fixes in enumerate(("the reading fixes", "the possessive fix too", "the list rule too"), start=1)
+                                   for part, records in (("101-217", unfit_confirmation), ("1-217", unfit_everywhere)))])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
@@ -268,6 +291,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
         (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*(n for pair in POSSESSIVE.values() for n in pair))}",
          lambda: fixes_table(POSSESSIVE, run, ("before", "with the fix"))),
+        (f"The list rule, on the questions it can act on, before and after it from one LLM cache: {where(*(n for pair in ONE_ANSWER.values() for n in pair))}",
+         lambda: split_fixes_table(ONE_ANSWER, run, {r["id"] for r in run(UNFIT_DEV)}, ("before", "with the rule"))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
          lambda: focus_table(focused[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",

@@ -331,3 +331,19 @@ def test_each_fix_takes_its_questions_from_the_run_after_it_a_later_fix_over_an_
     fixed = with_fixes(records, runs.__getitem__, first, second)
     assert [r["answer"] for r in fixed] == ["after the first", "after the second", "first run", "first run"]  # the other graph's kept
     assert [r["answer"] for r in with_fixes(records, runs.__getitem__, first)] == ["after the first", "after the first", "first run", "first run"]
+
+
+def test_a_fix_measured_in_runs_split_otherwise_is_tabled_by_dev_1_100_and_the_confirmation():
+    from benchmarks.results_tables import DEMOS_LOOPS, S_UNFIT, split_fixes_table
+
+    def rows(answers: dict[str, str]) -> list[dict]:
+        return [record(q, v, a, [], 0.5, 1.0, 2.0, 1, 0) for q, a in answers.items() for v in (DEMOS_LOOPS, S_UNFIT)]
+
+    # two pairs of runs (before, after), each holding a question of dev 1-100 (q1, q3) and one of the confirmation (q2, q4)
+    runs = {"b1": rows({"q1": "Paris and Rome", "q2": "1875"}), "a1": rows({"q1": "Paris", "q2": "1875"}),
+            "b2": rows({"q3": "John Smith and Ann Lee", "q4": "Milan"}), "a2": rows({"q3": "John Smith", "q4": "Milan"})}
+    lines = split_fixes_table({"lines 1-2": ("b1", "a1"), "lines 3-4": ("b2", "a2")}, runs.__getitem__, {"q1", "q3"}, ("before", "after")).splitlines()
+    assert [line.split(" | ")[0] for line in lines[2:]] == ["| dev 1-100: Self-Ask (2 questions)", "| dev 1-100: S (2 questions)",
+                                                           "| the confirmation: Self-Ask (2 questions)", "| the confirmation: S (2 questions)"]
+    assert lines[2].split(" | ")[1:3] == ["2 / 2", "0 / 2"]  # q1 and q3 covered before, exact after
+    assert lines[4].split(" | ")[1:3] == ["1 / 1", "1 / 1"]  # the confirmation's q2 right both times, q4 wrong
