@@ -67,7 +67,7 @@ _LABEL = r"(short answer|answer|intermediate answer|final answer)"
 #: A leading label: "Answer: X", or bracketed as MER is asked to write it, where small models
 #: sometimes drop the colon ("[Final Answer] X").
 _LEAD = re.compile(rf"^(\[{_LABEL}\]\s*:?|{_LABEL}\s*:)\s*", re.IGNORECASE)
-_UNKNOWN = re.compile(r"^(unknown|i don'?t know|not (stated|mentioned|given)|no answer|none|n/?a)\b", re.IGNORECASE)
+_UNKNOWN = re.compile(r"^(unknown|i don'?t know|not (stated|mentioned|given|specified|provided)|no answer|none|n/?a)\b", re.IGNORECASE)
 
 
 def clean_answer(text: str) -> str:

@@ -55,6 +55,8 @@ def test_parse_mer(text, expected):
 def test_clean_answer():
     assert clean_answer("  Short answer: \"Missoula\".\nmore") == "Missoula"
     assert clean_answer("") == "unknown" and clean_answer("Not mentioned in the documents") == "unknown"
+    assert clean_answer("Not specified in the documents.") == "unknown" == clean_answer("not provided")
+    assert clean_answer("Nothing Compares 2 U") == "Nothing Compares 2 U"  # a title that begins like a refusal is an answer
     assert clean_answer("[Final Answer] Clancy Brown") == "Clancy Brown" == clean_answer("[Answer]: Clancy Brown")
     assert clean_answer("Answer key") == "Answer key"  # a label needs its colon unless bracketed
 
