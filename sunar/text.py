@@ -1,7 +1,7 @@
 """Text: the corpus's passages (:class:`Document`, what stores keep and models score), the SQuAD
 normalisation every comparison of answers uses (metrics, NLI's short-cut, the repeat checks of the
-decompositions), the word-level tests built on it (which page a question names), and an answer
-without its country."""
+decompositions), the word-level tests built on it (which page a question names), and two rules on a
+final answer: without its country, and one name of a list."""
 
 from __future__ import annotations
 
