@@ -27,12 +27,13 @@ def fmt(x: float | None, digits: int = 2) -> str:
 
 
 def fmt_p(p: float) -> str:
-    return f"{p:.2f}" if p >= 0.01 else f"{p:.3f}"
+    """A sign test's p as the tables write it: "p = 0.02", "p = 0.004", "p < 0.001"."""
+    return "p < 0.001" if p < 0.0005 else f"p = {p:.2f}" if p >= 0.01 else f"p = {p:.3f}"
 
 
 def versus(s: dict[str, Any]) -> str:
     """Wins / losses against the base with the sign test's p."""
-    return f"{s['wins']} / {s['losses']} (p = {fmt_p(s['p'])})"
+    return f"{s['wins']} / {s['losses']} ({fmt_p(s['p'])})"
 
 
 def answers_table(records: Records, variants: Sequence[str] | None = None, base: str | None = "self_ask", differ: bool = False) -> str:
@@ -90,7 +91,7 @@ def headline_table(rows: Sequence[Comparison], names: tuple[str, str] = ("Self-A
         b, s = summarise(records, base), summarise(records, variant, base)
         ratio = f"{s['recorded_ratio']:.1f}x" if timed != [False] else "- (apart)"
         body.append([label, f"{b['right']} / {s['right']}", f"{b['exact']} / {s['exact']}", str(s["n"]), ratio,
-                     versus(s), f"{s['em_wins']} / {s['em_losses']} (p = {fmt_p(s['em_p'])})"])
+                     versus(s), f"{s['em_wins']} / {s['em_losses']} ({fmt_p(s['em_p'])})"])
     base, variant = names
     return table(["questions", f"right (cover-EM): {base} / {variant}", f"exact (EM): {base} / {variant}", "asked", f"recorded s vs {base}",
                   f"{variant} right / wrong where {base} was not, cover-EM (sign test p)", "the same, EM"], body)

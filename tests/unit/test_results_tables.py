@@ -347,3 +347,9 @@ def test_a_fix_measured_in_runs_split_otherwise_is_tabled_by_dev_1_100_and_the_c
                                                            "| the confirmation: Self-Ask (2 questions)", "| the confirmation: S (2 questions)"]
     assert lines[2].split(" | ")[1:3] == ["2 / 2", "0 / 2"]  # q1 and q3 covered before, exact after
     assert lines[4].split(" | ")[1:3] == ["1 / 1", "1 / 1"]  # the confirmation's q2 right both times, q4 wrong
+
+
+def test_a_sign_tests_p_is_written_to_two_places_three_below_one_in_a_hundred_and_never_as_zero():
+    from benchmarks.results_render import fmt_p
+
+    assert [fmt_p(p) for p in (1.0, 0.0213, 0.0042, 0.0006, 0.0004, 0.0)] == ["p = 1.00", "p = 0.02", "p = 0.004", "p = 0.001", "p < 0.001", "p < 0.001"]
