@@ -10,6 +10,7 @@ from benchmarks.subsets import (
     complete,
     final_vote_can_act,
     main,
+    one_answer_can_act,
     past_bridge_can_act,
     possessive_can_act,
     reading_fixes_can_act,
@@ -146,6 +147,18 @@ def test_the_careful_reading_can_act_where_a_hop_shown_was_doubted_or_split():
     assert not careful_can_act(judged(0.9)) and not careful_can_act(judged(0.9, split[:1]))
     assert not careful_can_act(TWO)  # never judged (a run without hop_support)
     assert not careful_can_act({**judged(0.2), "reasoning_path": [{"question": "?", "answer": "unknown", "support": 0.2}]})  # names nothing
+
+
+def test_the_list_rule_can_act_where_an_answer_of_any_chain_lists_names():
+    listed = "David Lynch and Mark Frost"
+    assert not one_answer_can_act(TWO)
+    assert one_answer_can_act({**TWO, "answer": listed})  # the final answer
+    assert one_answer_can_act({**TWO, "notes": [f"the judge doubted the final answer '{listed}' (p = 0.30); 'Missoula' answers the question (p = 0.80)"]})
+    assert one_answer_can_act(record("q5", [("Who directed Ronnie Rocket?", listed)], answer="Missoula"))  # a hop's
+    split = {**TWO["reasoning_path"][0], "candidates": [{"answer": "David Lynch", "share": 0.5}, {"answer": listed, "share": 0.5}]}
+    assert one_answer_can_act({**TWO, "reasoning_path": [split, TWO["reasoning_path"][1]]})  # a candidate's
+    assert one_answer_can_act({**TWO, "chains": [{"path": [{"question": "Who directed Ronnie Rocket?", "answer": listed}]}]})  # another chain's
+    assert not one_answer_can_act({**TWO, "answer": "1898 and 1959"}) and not one_answer_can_act({**TWO, "answer": "Missoula, Montana"})
 
 
 def test_the_final_vote_can_act_where_the_final_answer_may_lose_to_the_chains():
