@@ -137,6 +137,7 @@ def test_an_answer_found_instead_that_lists_names_keeps_one_with_one_answer():
         out = check(state, config)
         assert out["answer"] == answer and (out["notes"][1:] == ["the list 'Missoula Valley and Flathead Valley' was cut to the one name asked for"]) == one
 
+
 def test_a_doubted_answer_whose_chain_finds_no_next_step_stands_and_says_why():
     from benchmarks.results_confidence import acted_table, doubted
     from sunar.nodes.decompose import STANDS
