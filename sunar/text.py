@@ -173,11 +173,11 @@ def one_of_list(question: str, answer: str, titles: Sequence[str], texts: Sequen
     if not pieces:
         return answer
     whole = f" {normalize_answer(answer)} "
-    apart = f" {' | '.join(normalize_answer(t) for t in texts)} ".replace(whole, " | ")  # not only as a part of the whole
     if any(whole in f" {normalize_answer(t)} " for t in titles):
         return answer
+    apart = f" {' | '.join(normalize_answer(t) for t in texts)} ".replace(whole, " | ")  # not only as a part of the whole
     asked = f" {normalize_answer(question)} "
-    return next((p for p in pieces if f" {normalize_answer(p)} " in apart and f" {normalize_answer(p)} " not in asked), answer)
+    return next((p for p in pieces if (name := f" {normalize_answer(p)} ") in apart and name not in asked), answer)
 
 
 @dataclass(frozen=True)

@@ -109,32 +109,29 @@ def test_a_doubted_answer_of_a_chain_that_stopped_on_its_bridge_goes_one_step_fu
     assert len(capped["hops"]) == 1
 
 
-def test_an_answer_found_instead_loses_its_country_as_the_final_steps_does_with_drop_country():
+def chose_instead(last: str, samples: list[str], **config) -> dict:
+    """The check, choosing (``unfit_answer=choose``), of a doubted "Montana" where the chain's last hop said
+    ``last`` (sampled as ``samples``), the only answer the judge says fits."""
     from sunar.nodes.check import check
 
     hops = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"},
-            {"question": "Where was David Lynch born?", "answer": "Missoula, United States"}]
+            {"question": "Where was David Lynch born?", "answer": last, "samples": samples}]
     state = {"question": QUESTION, "answer": "Montana", "hops": hops, "draft_answer": "", "chains": []}
-    llm = scripted_llm(two_hops, lambda q, i: "yes" if q.endswith("= Missoula, United States") else "no")
+    llm = scripted_llm(two_hops, lambda q, i: "yes" if q.endswith(f"= {last}") else "no")
+    res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS))
+    return check(state, {"configurable": {"resources": res, "hop_support": "judge", "unfit_answer": "choose", **config}})
+
+
+def test_an_answer_found_instead_loses_its_country_as_the_final_steps_does_with_drop_country():
     for drop, answer in ((True, "Missoula"), (False, "Missoula, United States")):
-        config = {"configurable": {"resources": resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS)),
-                                   "hop_support": "judge", "unfit_answer": "choose", "drop_country": drop}}
-        out = check(state, config)
+        out = chose_instead("Missoula, United States", [], drop_country=drop)
         assert out["answer"] == answer and out["notes"][0].endswith("'Missoula, United States' answers the question (p = 1.00)")
         assert (out["notes"][1:] == ["the country was dropped from the answer 'Missoula, United States'"]) == drop
 
 
 def test_an_answer_found_instead_that_lists_names_keeps_one_with_one_answer():
-    from sunar.nodes.check import check
-
-    hops = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"},
-            {"question": "Where was David Lynch born?", "answer": "Missoula Valley and Flathead Valley", "samples": ["Missoula Valley"]}]
-    state = {"question": QUESTION, "answer": "Montana", "hops": hops, "draft_answer": "", "chains": []}
-    llm = scripted_llm(two_hops, lambda q, i: "yes" if q.endswith("= Missoula Valley and Flathead Valley") else "no")
     for one, answer in ((True, "Missoula Valley"), (False, "Missoula Valley and Flathead Valley")):
-        config = {"configurable": {"resources": resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS)),
-                                   "hop_support": "judge", "unfit_answer": "choose", "one_answer": one}}
-        out = check(state, config)
+        out = chose_instead("Missoula Valley and Flathead Valley", ["Missoula Valley"], one_answer=one)
         assert out["answer"] == answer and (out["notes"][1:] == ["the list 'Missoula Valley and Flathead Valley' was cut to the one name asked for"]) == one
 
 
