@@ -25,7 +25,8 @@ where a hop that branched would follow another candidate first, weighed by the j
 found again in the index (the judge is the LLM, so choosing takes minutes).
 
 ``one_answer`` acts where an answer the trace holds (final, doubted, a hop's or a candidate's, on any
-chain) lists names where the question asks for one.
+chain) lists names where the question asks for one. ``page_form`` acts where such an answer has a date
+or ordinal that can be written another way and MER's pages, found again, do not hold it as it is.
 
 ``careful`` (``hop_support=careful``) acts where a hop of the chain shown was doubted by the judge or
 its answers split (a chain not shown is not looked at).
@@ -65,6 +66,7 @@ from sunar.text import (
     normalize_answer,
     title_words,
     without_country,
+    written_otherwise,
 )
 
 CAREFUL = Configuration(hop_support="careful")
@@ -181,14 +183,30 @@ def careful_can_act(record: dict[str, Any]) -> bool:
     return any(known(h["answer"]) and escalating(h, h.get("support"), CAREFUL) for h in record.get("reasoning_path") or [])
 
 
+def answers_said(record: dict[str, Any]) -> list[str]:
+    """Every answer a record's trace holds: the final one, MER's that the judge doubted, and each hop's
+    and candidate's, on any chain (what a rule on the final answer may be given)."""
+    chains = [record.get("reasoning_path") or [], *(chain.get("path") or [] for chain in record.get("chains") or [])]
+    return [str(a) for a in (record["answer"], *(a for note in record.get("notes") or [] for a in re.findall(r"^the judge doubted the final answer '(.*?)' \(p", note)),
+            *(a for hops in chains for h in hops for a in (h["answer"], *(c["answer"] for c in h.get("candidates") or []))))]
+
+
 def one_answer_can_act(record: dict[str, Any]) -> bool:
     """Whether ``one_answer`` could have changed a record made without it: an answer its trace holds
-    (the final one, MER's that the judge doubted, a hop's or a candidate's, on any chain) lists names
-    where the question asks for one (:func:`sunar.text.listed_names`; the pages are not stored)."""
-    chains = [record.get("reasoning_path") or [], *(chain.get("path") or [] for chain in record.get("chains") or [])]
-    said = [record["answer"], *(a for note in record.get("notes") or [] for a in re.findall(r"^the judge doubted the final answer '(.*?)' \(p", note)),
-            *(a for hops in chains for h in hops for a in (h["answer"], *(c["answer"] for c in h.get("candidates") or [])))]
-    return any(listed_names(record["question"], str(a)) for a in said)
+    lists names where the question asks for one (:func:`sunar.text.listed_names`; the pages are not stored)."""
+    return any(listed_names(record["question"], a) for a in answers_said(record))
+
+
+def page_form_can_act(index: Any) -> Callable[[dict[str, Any]], bool]:
+    """Whether ``page_form`` could have changed a record made without it: an answer its trace holds has a
+    date or ordinal that can be written another way, and MER's pages (found again in the index; a hop's
+    are not stored, and they hold MER's) do not hold the answer as it is."""
+
+    def can_act(record: dict[str, Any]) -> bool:
+        pages = " | ".join(d.text for d in index.documents(record.get("evidence_ids") or [])).casefold()
+        return any(written_otherwise(a) and a.casefold() not in pages for a in answers_said(record))
+
+    return can_act
 
 
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {
@@ -247,8 +265,8 @@ def without_region(record: dict[str, Any]) -> str | None:
 
 
 def with_index(switch: str, index: Path | None, llm: str) -> Callable[[dict[str, Any]], bool]:
-    """:func:`reading_fixes_can_act`, :func:`possessive_can_act` or :func:`branch_support_can_act` on the index at ``index``, with
-    the offline scorer the runs used (and, for ``branch_support``, the LLM ``llm`` as the judge)."""
+    """:func:`reading_fixes_can_act`, :func:`possessive_can_act`, :func:`branch_support_can_act` or :func:`page_form_can_act`
+    on the index at ``index``, with the offline scorer the runs used (and, for ``branch_support``, the LLM ``llm`` as the judge)."""
     if index is None:
         raise SystemExit(f"{switch} needs --index: the index the runs read")
     from sunar.models.providers import make_llm
@@ -259,16 +277,18 @@ def with_index(switch: str, index: Path | None, llm: str) -> Callable[[dict[str,
     scorer = make_scorer("hybrid", opened.embedder)
     if switch == "branch_support":
         return branch_support_can_act(opened, scorer, make_llm(llm))
+    if switch == "page_form":
+        return page_form_can_act(opened)
     return (reading_fixes_can_act if switch == "reading_fixes" else possessive_can_act)(opened, scorer)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("switch", choices=[*sorted(CAN_ACT), "reading_fixes", "possessive", "branch_support"])
+    p.add_argument("switch", choices=[*sorted(CAN_ACT), "reading_fixes", "possessive", "branch_support", "page_form"])
     p.add_argument("run", nargs="+", type=Path, help="runs made without the switch (evals/results/RUN)")
     p.add_argument("--variant", required=True, help="the variant, as recorded, whose trace is read")
     p.add_argument("--questions", required=True, type=Path, help="the questions file of those runs")
-    p.add_argument("--index", type=Path, help="reading_fixes, possessive, branch_support: the index the runs read (its hops' pages are found again)")
+    p.add_argument("--index", type=Path, help="reading_fixes, possessive, branch_support, page_form: the index the runs read (its pages are found again)")
     p.add_argument("--llm", default="embedded:qwen2.5-1.5b", help="branch_support: the judge (the runs' LLM)")
     args = p.parse_args(argv)
     can_act = CAN_ACT.get(args.switch) or with_index(args.switch, args.index, args.llm)

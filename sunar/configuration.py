@@ -40,7 +40,7 @@ CPU_PROFILE: dict[str, Any] = {
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "one_answer", "end_loops", "rewrite_repeats", "repeat_samples",
-    "past_bridge", "branch_support",
+    "past_bridge", "branch_support", "page_form",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
@@ -197,16 +197,15 @@ class Configuration(Settings):
         "chain of one hop that asked only part of the question goes one step further, once, and is answered again. 'both': "
         "choose, else go on. 'escalate': escalate_llm answers from the same path and evidence, judges both answers, and keeps "
         "the one it finds fits better.")
-    short_answer: bool = Field(
-        False,
-        description="The final answer is cut to the shortest part of it that answers the question (a name, place, "
+    short_answer: bool = Field(False, description="The final answer is cut to the shortest part of it that answers the question (a name, place, "
         "date or number without a title, the region after a city, or the rest of a sentence): one short call, "
-        "decoded as one of the answer's own spans, made only when the answer has more than one.",
-    )
+        "decoded as one of the answer's own spans, made only when the answer has more than one.")
     drop_country: bool = Field(False, description="A final answer that ends with a country drops it (\"Munich, Germany\" -> "
         "\"Munich\"), unless the question asks for a country, nation or state: a rule, no call.")
     one_answer: bool = Field(True, description="A final answer that lists names (\"Michael Bublé and Josh Groban\") where the "
         "question asks for one keeps the first the pages or samples hold on its own and the question does not name: a rule, no call. Off: as read.")
+    page_form: bool = Field(True, description="A final answer the chain's pages do not hold as it is, but hold with a date or ordinal of it "
+        "written another usual way (\"22 February 1720\" -> \"February 22, 1720\", \"3rd\" -> \"third\"), takes the pages' way: a rule, no call.")
     # --- Self-Ask and MER ---------------------------------------------------------------------
     decomposition: Literal["self_ask", "plan"] = Field(
         "self_ask",

@@ -1,7 +1,7 @@
 """Text: the corpus's passages (:class:`Document`, what stores keep and models score), the SQuAD
 normalisation every comparison of answers uses (metrics, NLI's short-cut, the repeat checks of the
-decompositions), the word-level tests built on it (which page a question names), and two rules on a
-final answer: without its country, and one name of a list."""
+decompositions), the word-level tests built on it (which page a question names), and three rules on
+a final answer: without its country, one name of a list, and its dates and ordinals as its pages write them."""
 
 from __future__ import annotations
 
@@ -178,6 +178,47 @@ def one_of_list(question: str, answer: str, titles: Sequence[str], texts: Sequen
     apart = f" {' | '.join(normalize_answer(t) for t in texts)} ".replace(whole, " | ")  # not only as a part of the whole
     asked = f" {normalize_answer(question)} "
     return next((p for p in pieces if (name := f" {normalize_answer(p)} ") in apart and name not in asked), answer)
+
+
+_MONTH = "January|February|March|April|May|June|July|August|September|October|November|December"
+#: A date written day first ("22 February 1720") or month first ("February 22, 1720"), and an ordinal
+#: written in figures ("3rd") or in words ("third"), up to the twentieth.
+_DAY_FIRST = re.compile(rf"\b(\d{{1,2}}) ({_MONTH}),? (\d{{1,4}})\b")
+_MONTH_FIRST = re.compile(rf"\b({_MONTH}) (\d{{1,2}}),? (\d{{1,4}})\b")
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
+             "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth")
+_ORDINAL = re.compile(rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)|({'|'.join(_ORDINALS)}))\b", re.IGNORECASE)
+
+
+def _other_ways(match: re.Match[str]) -> list[str]:
+    """The other usual ways to write a date or an ordinal that one of the patterns above matched."""
+    if match.re is _DAY_FIRST:
+        day, month, year = match.groups()
+        return [f"{month} {day}, {year}", f"{month} {day} {year}"]
+    if match.re is _MONTH_FIRST:
+        month, day, year = match.groups()
+        return [f"{day} {month} {year}"]
+    figures, words = match.groups()
+    if figures:
+        return [_ORDINALS[int(figures) - 1]] if 1 <= int(figures) <= len(_ORDINALS) else []
+    n = _ORDINALS.index(words.lower()) + 1
+    return [f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n, 'th')}"]
+
+
+def in_pages_form(answer: str, texts: Sequence[str]) -> str:
+    """``answer`` as ``texts`` (pages' texts) write it, where they do not hold it as it is but hold it
+    with a date or an ordinal of it written another usual way ("22 February 1720" -> "February 22,
+    1720", "3rd generation" -> "third generation"); else as it was."""
+    pages = " | ".join(texts).casefold()
+    if answer.casefold() in pages:
+        return answer
+    return next((other for other in written_otherwise(answer) if other.casefold() in pages), answer)
+
+
+def written_otherwise(answer: str) -> list[str]:
+    """``answer`` with one of its dates or ordinals written another usual way, each way it can be."""
+    return [f"{answer[:m.start()]}{other}{answer[m.end():]}" for p in (_DAY_FIRST, _MONTH_FIRST, _ORDINAL) for m in p.finditer(answer)
+            for other in _other_ways(m)]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then two rules
 (:func:`by_rule`): with ``drop_country``, a country the answer ends with is dropped
 (:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question asks
-for one keeps one of them (:func:`sunar.text.one_of_list`)."""
+for one keeps one of them (:func:`sunar.text.one_of_list`); with ``page_form``, a date or ordinal the
+pages write another way is written theirs (:func:`sunar.text.in_pages_form`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sunar.prompts.shorten import shorten_messages, shorten_schema
 from sunar.prompts.spans import parts
 from sunar.resources import resources
 from sunar.signals import known
-from sunar.text import one_of_list, without_country
+from sunar.text import in_pages_form, one_of_list, without_country
 from sunar.usage import node
 
 
@@ -34,17 +35,21 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str, list[str]]:
     """A final answer after the rules switched on: (the answer, the notes that say what each did).
     ``drop_country`` drops the country it ends with; ``one_answer`` cuts a list of names to one, found
-    on its own in the chain's pages or its hops' samples."""
+    on its own in the chain's pages or its hops' samples; ``page_form`` writes a date or ordinal as the
+    chain's pages do."""
     question, notes = state["question"], []
     if not known(answer):
         return answer, notes
     if cfg.drop_country and (place := without_country(question, answer)) != answer:
         answer, notes = place, [f"the country was dropped from the answer {answer!r}"]
+    pages = [*(e for h in state.get("hops") or [] for e in h.get("evidence") or []), *(state.get("evidence") or [])]
+    texts = [str(p["text"]) for p in pages]
     if cfg.one_answer:
-        pages = [*(e for h in state.get("hops") or [] for e in h.get("evidence") or []), *(state.get("evidence") or [])]
         said = [str(s) for h in state.get("hops") or [] for s in h.get("samples") or []]
-        if (one := one_of_list(question, answer, [str(p["title"]) for p in pages], [*(str(p["text"]) for p in pages), *said])) != answer:
+        if (one := one_of_list(question, answer, [str(p["title"]) for p in pages], [*texts, *said])) != answer:
             answer, notes = one, [*notes, f"the list {answer!r} was cut to the one name asked for"]
+    if cfg.page_form and (written := in_pages_form(answer, texts)) != answer:
+        answer, notes = written, [*notes, f"the answer {answer!r} was written as its pages write it"]
     return answer, notes
 
 

@@ -203,3 +203,51 @@ def test_both_graphs_cut_a_final_list_to_one_name_their_pages_hold(variant):
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "one_answer": False}})["answer"] == "Ronnie Rocket and David Lynch"
     out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})  # on by default
     assert out["answer"] == "David Lynch" and "the list 'Ronnie Rocket and David Lynch' was cut to the one name asked for" in out["notes"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "texts", "expected"),
+    [
+        ("22 February 1720", ["He died on February 22, 1720, in Tbilisi."], "February 22, 1720"),
+        ("22 February, 1720", ["died February 22 1720"], "February 22 1720"),
+        ("February 22, 1720", ["He died on 22 February 1720."], "22 February 1720"),
+        ("3rd generation", ["USB came with the third generation iPod."], "third generation"),
+        ("Third generation", ["USB came with the 3rd generation iPod."], "3rd generation"),
+        ("22nd Infantry Division", ["the twenty-second Infantry Division"], "22nd Infantry Division"),  # past the twentieth: as it is
+        # as it was: the pages hold it as it is (whatever the case), or not in another way either
+        ("22 February 1720", ["died 22 February 1720", "born February 22, 1720"], "22 February 1720"),
+        ("1st Baron Revelstoke", ["Edward Baring, 1st baron Revelstoke"], "1st Baron Revelstoke"),
+        ("3rd generation", ["the third album; the 3rd gen"], "3rd generation"),  # "third generation" is not there
+        ("He died on 22 February 1720", ["February 22, 1720"], "He died on 22 February 1720"),
+        ("22 Feb 1720", ["February 22, 1720"], "22 Feb 1720"),
+        ("22 February 1720", [], "22 February 1720"),
+        ("Missoula", ["born in Missoula, Montana"], "Missoula"),
+    ],
+)
+def test_a_date_or_ordinal_is_written_as_the_pages_write_it(answer, texts, expected):
+    from sunar.text import in_pages_form
+
+    assert in_pages_form(answer, texts) == expected
+
+
+def test_page_form_is_a_rule_with_no_call_and_a_note_after_the_list_rule():
+    from sunar.configuration import Configuration
+    from sunar.nodes.shorten import by_rule
+
+    pages = [{"title": "Rodam", "text": "Ann Lee died on February 22, 1720. Bob Ray was a painter."}]
+    state = {"question": "When did she die?", "hops": [{"question": "When did Ann Lee die?", "answer": "22 February 1720", "evidence": pages}]}
+    assert by_rule(state, "22 February 1720", Configuration()) == ("February 22, 1720", ["the answer '22 February 1720' was written as its pages write it"])
+    assert by_rule(state, "22 February 1720", Configuration(page_form=False)) == ("22 February 1720", [])
+    assert by_rule(state, "unknown", Configuration()) == ("unknown", [])
+    llm = script({})
+    res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    update = shorten({**state, "answer": "22 February 1720"}, {"configurable": {"resources": res}})
+    assert update["answer"] == "February 22, 1720" and not llm.calls
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_both_graphs_write_a_final_date_as_their_pages_do(variant):
+    cfg = graph_config("20 January 1946")  # the page: "born in Missoula, Montana, on January 20, 1946"
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "page_form": False}})["answer"] == "20 January 1946"
+    out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})  # on by default
+    assert out["answer"] == "January 20, 1946" and "the answer '20 January 1946' was written as its pages write it" in out["notes"]

@@ -11,6 +11,7 @@ from benchmarks.subsets import (
     final_vote_can_act,
     main,
     one_answer_can_act,
+    page_form_can_act,
     past_bridge_can_act,
     possessive_can_act,
     reading_fixes_can_act,
@@ -159,6 +160,17 @@ def test_the_list_rule_can_act_where_an_answer_of_any_chain_lists_names():
     assert one_answer_can_act({**TWO, "reasoning_path": [split, TWO["reasoning_path"][1]]})  # a candidate's
     assert one_answer_can_act({**TWO, "chains": [{"path": [{"question": "Who directed Ronnie Rocket?", "answer": listed}]}]})  # another chain's
     assert not one_answer_can_act({**TWO, "answer": "1898 and 1959"}) and not one_answer_can_act({**TWO, "answer": "Missoula, Montana"})
+
+
+def test_the_page_form_can_act_where_a_date_or_ordinal_said_is_not_on_merss_pages_as_it_is():
+    index = MemoryIndex(docs(("dl", "David Lynch", "David Lynch was born on January 20, 1946, the third child.")), {})
+    can_act = page_form_can_act(index)
+    dated = {**TWO, "answer": "20 January 1946", "evidence_ids": ["dl"]}
+    assert can_act(dated) and can_act({**dated, "evidence_ids": []})  # its pages written otherwise, or not found again
+    assert not can_act({**dated, "answer": "January 20, 1946"})  # on the pages as it is
+    assert not can_act({**TWO, "evidence_ids": ["dl"]})  # no date or ordinal
+    assert can_act({**TWO, "evidence_ids": ["dl"], "notes": ["the judge doubted the final answer '3rd child' (p = 0.30)"]})  # a doubted one
+    assert can_act({**TWO, "chains": [{"path": [{"question": "When was he born?", "answer": "20 January 1946"}]}]})  # another chain's
 
 
 def test_the_final_vote_can_act_where_the_final_answer_may_lose_to_the_chains():
