@@ -27,6 +27,8 @@ found again in the index (the judge is the LLM, so choosing takes minutes).
 ``one_answer`` acts where an answer the trace holds (final, doubted, a hop's or a candidate's, on any
 chain) lists names where the question asks for one. ``page_form`` acts where such an answer has a date
 or ordinal that can be written another way and MER's pages, found again, do not hold it as it is.
+``bridge_to_last`` acts where the final answer, or MER's that the judge doubted, is a bridge of the chain
+shown (an earlier hop's answer a later sub-question names) and its last hop answered something else.
 
 ``careful`` (``hop_support=careful``) acts where a hop of the chain shown was doubted by the judge or
 its answers split (a chain not shown is not looked at).
@@ -54,6 +56,7 @@ from typing import Any
 from benchmarks.results_runs import Records, of, read_records
 from sunar.configuration import Configuration
 from sunar.nodes.answer_hop import escalating, weighed
+from sunar.nodes.shorten import past_the_bridge
 from sunar.nodes.vote import supported_hop
 from sunar.prompts.answer import echoes_example
 from sunar.signals import known, whole_chain
@@ -183,18 +186,30 @@ def careful_can_act(record: dict[str, Any]) -> bool:
     return any(known(h["answer"]) and escalating(h, h.get("support"), CAREFUL) for h in record.get("reasoning_path") or [])
 
 
+def finals_said(record: dict[str, Any]) -> list[str]:
+    """The final answers a record's trace holds: its own, and MER's that the judge doubted (which a rule
+    at ``shorten`` saw before ``check`` replaced it)."""
+    doubted = (a for note in record.get("notes") or [] for a in re.findall(r"^the judge doubted the final answer '(.*?)' \(p", note))
+    return [str(a) for a in (record["answer"], *doubted)]
+
+
 def answers_said(record: dict[str, Any]) -> list[str]:
-    """Every answer a record's trace holds: the final one, MER's that the judge doubted, and each hop's
-    and candidate's, on any chain (what a rule on the final answer may be given)."""
+    """Every answer a record's trace holds: its final ones (:func:`finals_said`), and each hop's and
+    candidate's, on any chain (what a rule on the final answer may be given)."""
     chains = [record.get("reasoning_path") or [], *(chain.get("path") or [] for chain in record.get("chains") or [])]
-    return [str(a) for a in (record["answer"], *(a for note in record.get("notes") or [] for a in re.findall(r"^the judge doubted the final answer '(.*?)' \(p", note)),
-            *(a for hops in chains for h in hops for a in (h["answer"], *(c["answer"] for c in h.get("candidates") or []))))]
+    return [*finals_said(record), *(str(a) for hops in chains for h in hops for a in (h["answer"], *(c["answer"] for c in h.get("candidates") or [])))]
 
 
 def one_answer_can_act(record: dict[str, Any]) -> bool:
     """Whether ``one_answer`` could have changed a record made without it: an answer its trace holds
     lists names where the question asks for one (:func:`sunar.text.listed_names`; the pages are not stored)."""
     return any(listed_names(record["question"], a) for a in answers_said(record))
+
+
+def bridge_to_last_can_act(record: dict[str, Any]) -> bool:
+    """Whether ``bridge_to_last`` could have changed a record made without it: its final answer, or MER's
+    that the judge doubted, is a bridge of the chain shown and the last hop's answer would replace it."""
+    return any(past_the_bridge(record.get("reasoning_path") or [], a) is not None for a in finals_said(record))
 
 
 def page_form_can_act(index: Any) -> Callable[[dict[str, Any]], bool]:
@@ -211,7 +226,7 @@ def page_form_can_act(index: Any) -> Callable[[dict[str, Any]], bool]:
 
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {
     "past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act, "final_vote": final_vote_can_act,
-    "careful": careful_can_act, "one_answer": one_answer_can_act}
+    "careful": careful_can_act, "one_answer": one_answer_can_act, "bridge_to_last": bridge_to_last_can_act}
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:

@@ -40,7 +40,7 @@ CPU_PROFILE: dict[str, Any] = {
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "one_answer", "end_loops", "rewrite_repeats", "repeat_samples",
-    "past_bridge", "branch_support", "page_form",
+    "past_bridge", "branch_support", "page_form", "bridge_to_last",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 
@@ -180,13 +180,11 @@ class Configuration(Settings):
         description="With grounded_final, MER may not cut a hop's answer: the pieces of the hops' answers ('Bratislava' "
         "of 'Academy of Performing Arts in Bratislava') are not among its spans (drop_country still drops a country).",
     )
-    final_not_bridge: bool = Field(
-        False,
-        description="When MER answers with a bridge entity (an earlier hop's answer that a later sub-question "
-        "names: a step on the way, not what the question asks for), it is asked once more with that step "
-        "pointed out; with grounded_final the bridges are no longer among the allowed spans. An answer that is "
-        "still a bridge, or unknown, keeps the first.",
-    )
+    final_not_bridge: bool = Field(False, description="When MER answers with a bridge entity (an earlier hop's answer that a later sub-question "
+        "names: a step on the way, not what the question asks for), it is asked once more with that step pointed out; with grounded_final "
+        "the bridges are no longer among the allowed spans. An answer that is still a bridge, or unknown, keeps the first.")
+    bridge_to_last: bool = Field(True, description="A final answer that is a bridge entity of its chain (see final_not_bridge) gives way to "
+        "the chain's last hop's answer, when that names something and is no bridge: a rule, no call, in both graphs. Off: as answered.")
     final_vote: bool = Field(False, description="The final answer is voted on: MER's answer and each chain's, weighing its "
         "chain's probability (MER's: the chain it read), pooled by bidirectional entailment; MER's stands on a tie.")
     final_from_hop: bool = Field(False, description="With hop_support, a final answer that disagrees with the last hop's "

@@ -1,7 +1,8 @@
 """The final answer cut to what the question asks for (``short_answer``; the prompt and why:
 :mod:`sunar.prompts.shorten`). No call when the switch is off, the answer is unknown, or it holds
-no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then two rules
-(:func:`by_rule`): with ``drop_country``, a country the answer ends with is dropped
+no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then the rules
+(:func:`by_rule`): with ``bridge_to_last``, an answer that is a bridge of its chain gives way to the
+last hop's (:func:`past_the_bridge`); with ``drop_country``, a country the answer ends with is dropped
 (:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question asks
 for one keeps one of them (:func:`sunar.text.one_of_list`); with ``page_form``, a date or ordinal the
 pages write another way is written theirs (:func:`sunar.text.in_pages_form`)."""
@@ -14,6 +15,7 @@ from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
 from sunar.prompts.answer import read_answer, short_call
+from sunar.prompts.mer import bridge_in, bridges
 from sunar.prompts.shorten import shorten_messages, shorten_schema
 from sunar.prompts.spans import parts
 from sunar.resources import resources
@@ -34,12 +36,15 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 
 def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str, list[str]]:
     """A final answer after the rules switched on: (the answer, the notes that say what each did).
-    ``drop_country`` drops the country it ends with; ``one_answer`` cuts a list of names to one, found
+    ``bridge_to_last`` takes the last hop's answer for a bridge; ``drop_country`` drops the country it ends with; ``one_answer`` cuts a list of names to one, found
     on its own in the chain's pages or its hops' samples; ``page_form`` writes a date or ordinal as the
     chain's pages do."""
     question, notes = state["question"], []
     if not known(answer):
         return answer, notes
+    if cfg.bridge_to_last and (past := past_the_bridge(state.get("hops") or [], answer)) is not None:
+        last, step = past
+        answer, notes = last, [f"the answer {answer!r} answers the step {step!r} on the way; the last hop's answer was taken"]
     if cfg.drop_country and (place := without_country(question, answer)) != answer:
         answer, notes = place, [f"the country was dropped from the answer {answer!r}"]
     pages = [*(e for h in state.get("hops") or [] for e in h.get("evidence") or []), *(state.get("evidence") or [])]
@@ -51,6 +56,17 @@ def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str
     if cfg.page_form and (written := in_pages_form(answer, texts)) != answer:
         answer, notes = written, [*notes, f"the answer {answer!r} was written as its pages write it"]
     return answer, notes
+
+
+def past_the_bridge(hops: list[dict[str, Any]], answer: str) -> tuple[str, str] | None:
+    """(the last hop's answer, the step ``answer`` answers) where ``answer`` is a bridge entity of the
+    chain (an earlier hop's answer that a later sub-question names: :func:`sunar.prompts.mer.bridges`)
+    and the last hop's answer names something and is none; else None."""
+    found = bridges([(str(h["question"]), str(h["answer"])) for h in hops])
+    if (bridge := bridge_in(answer, found)) is None:
+        return None
+    last = str(hops[-1]["answer"])
+    return (last, bridge[1]) if known(last) and bridge_in(last, found) is None else None
 
 
 def cut(question: str, answer: str, cfg: Configuration, config: RunnableConfig) -> dict[str, Any]:

@@ -267,12 +267,14 @@ def test_whole_answers_keep_the_pieces_of_the_hops_answers_out_of_the_final_span
 
 def test_a_final_answer_that_is_a_bridge_entity_is_asked_for_again():
     """MER names the director, the answer to the first step that the second names: asked once more."""
-    out, _ = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "Missoula"}')
+    out, _ = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "Missoula"}', bridge_to_last=False)
     assert out["answer"] == "David Lynch"  # off by default
+    out, llm = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "x"}')
+    assert out["answer"] == "Missoula" and not any("on the way to the answer" in c for c in llm.calls)  # bridge_to_last: the last hop's, no call
     out, llm = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "Missoula"}', final_not_bridge=True)
     assert out["answer"] == "Missoula"
     assert any("the answer to the step 'Who directed Ronnie Rocket?'" in n and "it answered 'Missoula'" in n for n in out["notes"])
-    out, llm = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "David Lynch"}', final_not_bridge=True)
+    out, llm = run(director=("David Lynch",) * 3, mer_answer="David Lynch", retry='{"answer": "David Lynch"}', final_not_bridge=True, bridge_to_last=False)
     assert out["answer"] == "David Lynch" and any("it kept to it" in n for n in out["notes"])
     out, llm = run(director=("David Lynch",) * 3, mer_answer="Missoula", retry='{"answer": "x"}', final_not_bridge=True)
     assert out["answer"] == "Missoula" and not any("on the way to the answer" in c for c in llm.calls)  # not a bridge: no call

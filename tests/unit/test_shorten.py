@@ -74,16 +74,16 @@ def test_no_call_when_off_unknown_or_nothing_shorter():
         assert "answer" not in update and not llm.calls
 
 
-def graph_config(final: str, cut: str = "") -> dict:
-    """A scripted run of either graph whose chain, MER and Self-Ask all end with ``final``, and
-    whose shorten call cuts it to ``cut``."""
+def graph_config(final: str, cut: str = "", last: str = "") -> dict:
+    """A scripted run of either graph whose chain (or its last hop only: ``last``), MER and Self-Ask
+    all end with ``final``, and whose shorten call cuts it to ``cut``."""
 
     def self_ask(prompt: str) -> str:
         found = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
         return ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", f"So the final answer is: {final}"][min(found, 2)]
 
     def answer(question: str, i: int) -> str:
-        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": final, "MER:" + QUESTION: final, f"SHORTEN:{final}": cut}
+        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": last or final, "MER:" + QUESTION: final, f"SHORTEN:{final}": cut}
         return table.get(question, "unknown")
 
     res = resources(scripted_llm(self_ask, answer), TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
@@ -251,3 +251,30 @@ def test_both_graphs_write_a_final_date_as_their_pages_do(variant):
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "page_form": False}})["answer"] == "20 January 1946"
     out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})  # on by default
     assert out["answer"] == "January 20, 1946" and "the answer '20 January 1946' was written as its pages write it" in out["notes"]
+
+
+def test_a_final_answer_that_is_a_bridge_gives_way_to_the_last_hops():
+    from sunar.configuration import Configuration
+    from sunar.nodes.shorten import by_rule, past_the_bridge
+
+    hops = [{"question": "Who did Hagar marry?", "answer": "Abraham"}, {"question": "Who did Abraham marry after Sarah's death?", "answer": "Keturah"}]
+    assert past_the_bridge(hops, "Abraham") == ("Keturah", "Who did Hagar marry?")
+    assert past_the_bridge(hops, "abraham's") == ("Keturah", "Who did Hagar marry?")  # possessive or not
+    assert past_the_bridge(hops, "Keturah") is None and past_the_bridge(hops, "Sarah") is None  # no bridge
+    assert past_the_bridge(hops[:1], "Abraham") is None  # one hop: nothing names it later
+    assert past_the_bridge([*hops[:1], {**hops[1], "answer": "unknown"}], "Abraham") is None  # the last hop names nothing
+    assert past_the_bridge([*hops[:1], {**hops[1], "answer": "Abraham"}], "Abraham") is None  # the last hop says the bridge too
+    assert past_the_bridge([{**hops[0], "question": "When was Hagar born?"}, {**hops[1], "question": "Who did he marry?"}], "Abraham") is None  # not named later
+    state = {"question": "Who did the spouse of Hagar marry after the death of Sarah?", "hops": hops}
+    note = "the answer 'Abraham' answers the step 'Who did Hagar marry?' on the way; the last hop's answer was taken"
+    assert by_rule(state, "Abraham", Configuration(bridge_to_last=True)) == ("Keturah", [note])
+    assert by_rule(state, "Abraham", Configuration(bridge_to_last=False)) == ("Abraham", [])
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_both_graphs_take_the_last_hops_answer_for_a_bridge(variant):
+    cfg = graph_config("David Lynch", last="Missoula")  # the chain's last hop answered Missoula; MER and Self-Ask the bridge
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "bridge_to_last": False}})["answer"] == "David Lynch"
+    out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})  # on by default
+    assert out["answer"] == "Missoula"
+    assert "the answer 'David Lynch' answers the step 'Who directed Ronnie Rocket?' on the way; the last hop's answer was taken" in out["notes"]

@@ -6,6 +6,7 @@ import pytest
 
 from benchmarks.subsets import (
     branch_support_can_act,
+    bridge_to_last_can_act,
     careful_can_act,
     complete,
     final_vote_can_act,
@@ -171,6 +172,14 @@ def test_the_page_form_can_act_where_a_date_or_ordinal_said_is_not_on_merss_page
     assert not can_act({**TWO, "evidence_ids": ["dl"]})  # no date or ordinal
     assert can_act({**TWO, "evidence_ids": ["dl"], "notes": ["the judge doubted the final answer '3rd child' (p = 0.30)"]})  # a doubted one
     assert can_act({**TWO, "chains": [{"path": [{"question": "When was he born?", "answer": "20 January 1946"}]}]})  # another chain's
+
+
+def test_bridge_to_last_can_act_where_a_final_answer_said_is_a_bridge_of_the_chain_shown():
+    assert not bridge_to_last_can_act(TWO)  # ends on its last hop's answer
+    assert bridge_to_last_can_act({**TWO, "answer": "David Lynch"})
+    assert bridge_to_last_can_act({**TWO, "notes": ["the judge doubted the final answer 'David Lynch' (p = 0.30); 'Missoula' answers the question (p = 0.80)"]})
+    assert not bridge_to_last_can_act(ONE)  # one hop: no bridge
+    assert not bridge_to_last_can_act(record("q6", [("Who directed Ronnie Rocket?", "David Lynch"), ("Where was he born?", "Missoula")]))  # not named later
 
 
 def test_the_final_vote_can_act_where_the_final_answer_may_lose_to_the_chains():
