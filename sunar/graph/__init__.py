@@ -242,8 +242,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"the answer does not answer the question; read again by the larger model: {update.get('answer', 'kept')}"
     if node == "check" and update.get("acted") == "stands":
         return f"the answer does not answer the question; {STANDS}"
-    if node == "shorten" and update.get("answer"):
-        return f"answer cut to what the question asks for: {update['answer']}"
+    if node == "shorten" and update.get("answer"):  # what each rule or the cut did, in its note
+        return f"answer now {update['answer']}: {'; '.join(update.get('notes') or [])}"
     return describe_common(node, update)
 
 

@@ -97,7 +97,7 @@ def test_the_graph_cuts_its_final_answer_after_the_vote(variant):
     steps = list(build_graph(variant).stream({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}}, stream_mode="updates"))
     update = next(u["shorten"] for u in steps if "shorten" in u)
     assert update["answer"] == "Missoula"
-    assert describe_step("shorten", update, {}) == "answer cut to what the question asks for: Missoula"
+    assert describe_step("shorten", update, {}) == "answer now Missoula: the answer 'Missoula, Montana' was cut to what the question asks for"
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}})["answer"] == "Missoula"
 
 
@@ -277,4 +277,7 @@ def test_both_graphs_take_the_last_hops_answer_for_a_bridge(variant):
     assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "bridge_to_last": False}})["answer"] == "David Lynch"
     out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})  # on by default
     assert out["answer"] == "Missoula"
-    assert "the answer 'David Lynch' answers the step 'Who directed Ronnie Rocket?' on the way; the last hop's answer was taken" in out["notes"]
+    note = "the answer 'David Lynch' answers the step 'Who directed Ronnie Rocket?' on the way; the last hop's answer was taken"
+    assert note in out["notes"]
+    steps = list(build_graph(variant).stream({"question": QUESTION}, {"configurable": cfg}, stream_mode="updates"))
+    assert describe_step("shorten", next(u["shorten"] for u in steps if "shorten" in u), {}) == f"answer now Missoula: {note}"
