@@ -128,8 +128,11 @@ ONE_ANSWER = {"dev.jsonl lines 1-100": ("dev-one-answer-before-qwen1.5b-cpu", "d
 #: questions of the runs the headline reads where it can act, before it and after it from a copy of that run's LLM
 #: cache, in one run (split by :func:`split_fixes_table`).
 PAGE_FORM = {"dev 1-217": ("page-form-before-qwen1.5b-cpu", "page-form-qwen1.5b-cpu")}
+#: The bridge rule (``bridge_to_last``, on by default: a final answer that is a bridge of its chain gives way to the
+#: last hop's answer), measured the same way.
+BRIDGE_TO_LAST = {"dev 1-217": ("bridge-to-last-before-qwen1.5b-cpu", "bridge-to-last-qwen1.5b-cpu")}
 #: Every fix since the confirmation, each over the ones before: S and Self-Ask as the ``cpu`` profile runs them.
-ALL_FIXES = (FIXES, POSSESSIVE, ONE_ANSWER, PAGE_FORM)
+ALL_FIXES = (FIXES, POSSESSIVE, ONE_ANSWER, PAGE_FORM, BRIDGE_TO_LAST)
 #: The final vote (``final_vote``: MER's answer weighing the chain it read) and chains weighed by their pages' support
 #: (``branch_support``), beside S, in one run on the dev 1-100 questions benchmarks/subsets.py says they can act on.
 #: The first run took the first 6 of them (the run's order), the second the other 2.
@@ -280,7 +283,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("dev 101-217: S where a doubted answer acts, against the confirmation's Self-Ask (loops ended)", unfit_confirmation(run), DEMOS_LOOPS, S_UNFIT, False),
                                  ("dev 1-217: the same two", unfit_everywhere(run), DEMOS_LOOPS, S_UNFIT, False),
                                  *((f"dev {part}: the same two with {fixes} (their questions run again)", with_fixes(records(run), run, *ALL_FIXES[:n]), DEMOS_LOOPS, S_UNFIT, False)
-                                   for n, fixes in enumerate(("the reading fixes", "the possessive fix too", "the list rule too", "the date form too"), start=1)
+                                   for n, fixes in enumerate(("the reading fixes", "the possessive fix too", "the list rule too", "the date form too", "the bridge rule too"), start=1)
                                    for part, records in (("101-217", unfit_confirmation), ("1-217", unfit_everywhere)))])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
@@ -299,6 +302,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: split_fixes_table(ONE_ANSWER, run, {r["id"] for r in run(UNFIT_DEV)}, ("before", "with the rule"))),
         (f"The date form, on the questions it can act on, before and after it from one LLM cache: {where(*PAGE_FORM['dev 1-217'])}",
          lambda: split_fixes_table(PAGE_FORM, run, {r["id"] for r in run(UNFIT_DEV)}, ("before", "with it"))),
+        (f"The bridge rule, on the questions it can act on, before and after it from one LLM cache: {where(*BRIDGE_TO_LAST['dev 1-217'])}",
+         lambda: split_fixes_table(BRIDGE_TO_LAST, run, {r["id"] for r in run(UNFIT_DEV)}, ("before", "with it"))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
          lambda: focus_table(focused[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
