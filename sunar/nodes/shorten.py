@@ -36,9 +36,9 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 
 def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str, list[str]]:
     """A final answer after the rules switched on: (the answer, the notes that say what each did).
-    ``bridge_to_last`` takes the last hop's answer for a bridge; ``drop_country`` drops the country it ends with; ``one_answer`` cuts a list of names to one, found
-    on its own in the chain's pages or its hops' samples; ``page_form`` writes a date or ordinal as the
-    chain's pages do."""
+    ``bridge_to_last`` takes the last hop's answer for a bridge; ``drop_country`` drops the country it
+    ends with; ``one_answer`` cuts a list of names to one, found on its own in the chain's pages or its
+    hops' samples; ``page_form`` writes a date or ordinal as the chain's pages do."""
     question, notes = state["question"], []
     if not known(answer):
         return answer, notes
@@ -46,7 +46,7 @@ def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str
         last, step = past
         answer, notes = last, [f"the answer {answer!r} answers the step {step!r} on the way; the last hop's answer was taken"]
     if cfg.drop_country and (place := without_country(question, answer)) != answer:
-        answer, notes = place, [f"the country was dropped from the answer {answer!r}"]
+        answer, notes = place, [*notes, f"the country was dropped from the answer {answer!r}"]
     pages = [*(e for h in state.get("hops") or [] for e in h.get("evidence") or []), *(state.get("evidence") or [])]
     texts = [str(p["text"]) for p in pages]
     if cfg.one_answer:

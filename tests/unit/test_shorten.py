@@ -269,6 +269,9 @@ def test_a_final_answer_that_is_a_bridge_gives_way_to_the_last_hops():
     note = "the answer 'Abraham' answers the step 'Who did Hagar marry?' on the way; the last hop's answer was taken"
     assert by_rule(state, "Abraham", Configuration(bridge_to_last=True)) == ("Keturah", [note])
     assert by_rule(state, "Abraham", Configuration(bridge_to_last=False)) == ("Abraham", [])
+    moved = {**state, "hops": [hops[0], {**hops[1], "answer": "Hebron, Israel"}]}  # then the next rule acts on the last hop's answer
+    assert by_rule(moved, "Abraham", Configuration(bridge_to_last=True, drop_country=True)) == (
+        "Hebron", [note, "the country was dropped from the answer 'Hebron, Israel'"])
 
 
 @pytest.mark.parametrize("variant", ["sunar", "self_ask"])
