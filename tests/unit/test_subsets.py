@@ -163,7 +163,7 @@ def test_the_list_rule_can_act_where_an_answer_of_any_chain_lists_names():
     assert not one_answer_can_act({**TWO, "answer": "1898 and 1959"}) and not one_answer_can_act({**TWO, "answer": "Missoula, Montana"})
 
 
-def test_the_page_form_can_act_where_a_date_or_ordinal_said_is_not_on_merss_pages_as_it_is():
+def test_the_page_form_can_act_where_a_date_or_ordinal_said_is_not_as_it_is_on_the_pages_mer_read():
     index = MemoryIndex(docs(("dl", "David Lynch", "David Lynch was born on January 20, 1946, the third child.")), {})
     can_act = page_form_can_act(index)
     dated = {**TWO, "answer": "20 January 1946", "evidence_ids": ["dl"]}
