@@ -170,6 +170,11 @@ def with_fixes(records: Records, run: Callable[[str], Records], *fixes: dict[str
     return [fixed.get((r["id"], r["variant"]), r) for r in records]
 
 
+def pair_runs(pairs: dict[str, tuple[str, str]]) -> list[str]:
+    """The runs of a fix's ``pairs``, each before and after it."""
+    return [name for pair in pairs.values() for name in pair]
+
+
 def fixes_rows(name: str, before: Records, after: Records) -> list[tuple[str, Records, str, str, bool]]:
     """One row per graph: ``before`` (a run of the code before a fix) and ``after`` (its rerun after it)."""
     return [(f"{name}: {graph} ({(n := len(of(after, v)))} question{'s' if n != 1 else ''})", before_after(before, after, v), f"{v}@before", v, False)
@@ -294,16 +299,15 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
          lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
-        (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*(n for pair in FIXES.values() for n in pair))}",
+        (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*pair_runs(FIXES))}",
          lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
-        (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*(n for pair in POSSESSIVE.values() for n in pair))}",
+        (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(POSSESSIVE))}",
          lambda: fixes_table(POSSESSIVE, run, ("before", "with the fix"))),
-        (f"The list rule, on the questions it can act on, before and after it from one LLM cache: {where(*(n for pair in ONE_ANSWER.values() for n in pair))}",
-         lambda: split_fixes_table(ONE_ANSWER, run, {r["id"] for r in run(UNFIT_DEV)}, ("before", "with the rule"))),
-        (f"The date form, on the questions it can act on, before and after it from one LLM cache: {where(*PAGE_FORM['dev 1-217'])}",
-         lambda: split_fixes_table(PAGE_FORM, run, {r["id"] for r in run(UNFIT_DEV)}, ("before", "with it"))),
-        (f"The bridge rule, on the questions it can act on, before and after it from one LLM cache: {where(*BRIDGE_TO_LAST['dev 1-217'])}",
-         lambda: split_fixes_table(BRIDGE_TO_LAST, run, {r["id"] for r in run(UNFIT_DEV)}, ("before", "with it"))),
+        # the later rules' runs each hold questions of dev 1-100 and of the confirmation, told apart by UNFIT_DEV's ids
+        *((f"{rule}, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(pairs))}",
+           lambda pairs=pairs, names=names: split_fixes_table(pairs, run, {r["id"] for r in run(UNFIT_DEV)}, names))
+          for rule, pairs, names in (("The list rule", ONE_ANSWER, ("before", "with the rule")), ("The date form", PAGE_FORM, ("before", "with it")),
+                                     ("The bridge rule", BRIDGE_TO_LAST, ("before", "with it")))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
          lambda: focus_table(focused[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
