@@ -233,6 +233,22 @@ def unfit_everywhere(run: Callable[[str], Records]) -> Records:
     return [*selfask, *dev, *(r for r in unfit_confirmation(run) if r["variant"] in (DEMOS_LOOPS, S_UNFIT))]
 
 
+def refit_columns(run: Callable[[str], Records]) -> list[tuple[str, Records, Records, dict[str, Any]]]:
+    """S's and Self-Ask's calibrations, each fitted on its dev 1-100 answers as first run and on today's
+    (the later fixes' reruns in place: ``benchmarks/refit_calibrations.py``, shipped), and scored on
+    today's confirmation answers."""
+    today = with_fixes(unfit_everywhere(run), run, *ALL_FIXES)
+    dev = {r["id"] for r in of(run(UNFIT_DEV), S_UNFIT)}
+    columns = []
+    for graph, variant, first, features in (("S", S_UNFIT, of(run(UNFIT_DEV), S_UNFIT), ["chain_support"]),
+                                            ("Self-Ask", DEMOS_LOOPS, [*of(run(ACTS), DEMOS_LOOPS), *of(run(ACTS2), DEMOS_LOOPS)], [*COMBINED, "whole_chain"])):
+        now = of(today, variant)
+        scored = [r for r in now if r["id"] not in dev]
+        columns += [(f"{graph}: fitted as first run", first, scored, {"features": features}),
+                    (f"{graph}: refitted on today's answers (shipped)", [r for r in now if r["id"] in dev], scored, {"features": features})]
+    return columns
+
+
 def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, str | None]]:
     """(caption, table) for every table of RESULTS.md, in its order (table None: skipped, with why)."""
     runs: dict[str, Records] = {}
@@ -370,8 +386,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Confidence and calibration
         (f"The final answer judged against the question, and the chain's weakest link, S with the judge, dev 1-100 and the confirmation: {where(CHAIN_DEV, CHAIN_CONFIRM)}",
          lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
-        (f"The probability shown where a doubted answer acts, fitted on dev 1-100, scored on the confirmation: {where(UNFIT_DEV, UNFIT_CONFIRM)}",
-         lambda: calibrated_table([("`chain_support` alone (shipped)", of(run(UNFIT_DEV), S_UNFIT), of(run(UNFIT_CONFIRM), S_UNFIT), {"features": ["chain_support"]})])),
+        (f"The probability shown, S where a doubted answer acts and Self-Ask, fitted on dev 1-100 before the later fixes and on today's answers, scored on today's confirmation answers: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
+         lambda: calibrated_table(refit_columns(run))),
         (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
                                    for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))

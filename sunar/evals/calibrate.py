@@ -32,6 +32,11 @@ def _runs(runs: str | Path | Sequence[str | Path]) -> list[Path]:
     return [Path(runs)] if isinstance(runs, str | Path) else [Path(r) for r in runs]
 
 
+def _levels(alpha: float, delta: float) -> None:
+    if not 0 < alpha < 1 or not 0 < delta < 1:
+        raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
+
+
 def calibrate_run(
     runs: str | Path | Sequence[str | Path], variant: str, alpha: float, delta: float = 0.1, weights: str = "equal", probe: bool = False,
     shapes: bool = False, signals: Sequence[str] = (), select: float | None = None, only: bool = False,
@@ -46,9 +51,8 @@ def calibrate_run(
     the recorded ``signals`` named. With ``select``, the signals combined are those whose AUROC alone
     on these answers is at least ``select`` (:func:`~sunar.evals.calibration.selected`), not the four;
     with ``only``, just the ``signals`` named."""
+    _levels(alpha, delta)
     folders = _runs(runs)
-    if not 0 < alpha < 1 or not 0 < delta < 1:
-        raise SunarError(f"alpha and delta must be between 0 and 1 (got {alpha}, {delta})")
     settings, records, everything, seen = [], [], [], set()
     for folder in folders:
         run_settings, answers = _run_answers(folder, variant)
@@ -56,40 +60,54 @@ def calibrate_run(
         records += [r for r in answers if str(r["id"]) not in seen]
         seen |= {str(r["id"]) for r in answers}
         everything += list(latest(read_predictions(folder / "predictions.jsonl")).values()) if probe else []
-    first = settings[0]
-    llm = (first.get("configuration") or {}).get("llm")
+    llm = (settings[0].get("configuration") or {}).get("llm")
     for folder, other in zip(folders[1:], settings[1:], strict=True):
-        if (other.get("configuration") or {}).get("llm") != llm or other.get("corpus") != first.get("corpus"):
+        if (other.get("configuration") or {}).get("llm") != llm or other.get("corpus") != settings[0].get("corpus"):
             raise SunarError(f"{folder} was run with another LLM or corpus than {folders[0]}; calibrate on runs of one model and corpus")
     extra: dict[str, Any] = {}
     if probe:
         from sunar.evals.probe import probe_signals, reader
 
         extra["probe"], extra["probe_training"] = probe_signals(reader(str(llm)), everything, records)
+    return calibration_of(records, settings, [f.name for f in folders], variant, alpha, delta, weights, shapes=shapes, signals=signals,
+                          select=select, only=only, extra=extra)
+
+
+def calibration_of(
+    records: Sequence[dict[str, Any]], settings: Sequence[dict[str, Any]], runs: Sequence[str], variant: str, alpha: float, delta: float = 0.1,
+    weights: str = "equal", shapes: bool = False, signals: Sequence[str] = (), select: float | None = None, only: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A calibration file's content from answers of ``variant`` (``records``, each question once)
+    taken from ``runs`` (their names; ``settings``, their run.json, the first giving the model,
+    corpus and settings): :func:`calibrate_run` without reading the runs, for answers gathered
+    otherwise (``benchmarks/refit_calibrations.py``: a run's answers with later fixes' reruns)."""
+    _levels(alpha, delta)
+    first = settings[0]
     try:
         base = () if only else COMBINED if select is None else selected(records, select)
-        features = tuple(dict.fromkeys((*base, *signals, *(("probe",) if probe else ()))))
+        features = tuple(dict.fromkeys((*base, *signals, *(("probe",) if extra and "probe" in extra else ()))))
         if not features:
             raise ValueError("--only combines the signals --with names: name one" if only else f"no recorded signal has AUROC >= {select} alone; lower --select")
         fitted = fit_calibration(records, alpha, delta, weights, features=features, shapes=shapes)
     except ValueError as exc:
-        raise SunarError(f"{', '.join(map(str, folders))}, variant {variant}: {exc}") from None
+        raise SunarError(f"{', '.join(runs)}, variant {variant}: {exc}") from None
     configuration = {**(first.get("configuration") or {}), **variant_settings(variant)}
     questions = list({json.dumps(s.get("questions"), sort_keys=True): s.get("questions") for s in settings}.values())
     return {
         "graph": variant_graph(variant),
-        "llm": llm,
+        "llm": (first.get("configuration") or {}).get("llm"),
         "variant": variant,
         "questions": questions[0] if len(questions) == 1 else questions,
         "corpus": first.get("corpus"),
         "configuration": configuration,
-        "runs": [folder.name for folder in folders],
+        "runs": list(runs),
         "promise": (
             f"at trust >= threshold, among the answers given at most {alpha:.0%} wrong (cover-EM) with probability "
             f"{1 - delta:.0%}, for questions exchangeable with the ones it was fitted on (same corpus, model and kind of question)"
         ),
         **fitted,
-        **extra,
+        **(extra or {}),
     }
 
 

@@ -61,7 +61,7 @@ def test_models_lists_what_auto_uses():
     judged = next(line for line in lines if "sunar-hop-support-embedded" in line)
     assert judged.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, unfit_answer=keep ")
     acting = next(line for line in lines if "sunar-unfit-answer-embedded" in line)  # the cpu profile's S: no switch to name
-    assert acting.lstrip().startswith("sunar with embedded:qwen2.5-1.5b ") and "min_trust=0.48 kept at most 30% wrong there (no guarantee)" in acting
+    assert acting.lstrip().startswith("sunar with embedded:qwen2.5-1.5b ") and "min_trust=0.50 kept at most 30% wrong there (no guarantee)" in acting
 
 
 def no_network_prefix() -> list[str] | None:

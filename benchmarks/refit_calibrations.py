@@ -1,0 +1,91 @@
+"""Refit the shipped S and Self-Ask calibrations on the answers today's code gives to dev 1-100.
+
+A calibration is fitted on a run's labelled answers (``sunar calibrate``). The reader's later fixes
+(:data:`benchmarks.results_tables.ALL_FIXES`) changed some answers, and each fix reran only the
+questions it can act on, from a copy of the run's LLM cache. So today's dev 1-100 answers are the
+development run's, with each fix's rerun in place of the answers it changed, as the headline reads
+them (:func:`benchmarks.results_tables.with_fixes`). This fits each calibration on those, with the
+signals it was shipped with, and writes it over the shipped file; the runs it names are the ones
+its answers came from. Nothing of the confirmation (dev 101-217) is read.
+
+    PYTHONPATH=. python -m benchmarks.refit_calibrations            # writes sunar/data/calibration/
+    PYTHONPATH=. python -m benchmarks.refit_calibrations --check    # fails if a shipped file differs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmarks import results_tables as T
+from benchmarks.results_runs import Records
+from sunar.evals.calibrate import calibration_of
+
+SHIPPED = T.ROOT / "sunar" / "data" / "calibration"
+#: (the shipped file, the graph's variant, the runs of its dev 1-100 answers before the fixes, the
+#: signals it combines, whether only those: ``sunar calibrate --only``).
+FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
+    ("sunar-unfit-answer-embedded-qwen2.5-1.5b.json", T.S_UNFIT, (T.UNFIT_DEV,), ("chain_support",), True),
+    ("self_ask-embedded-qwen2.5-1.5b.json", T.DEMOS_LOOPS, (T.ACTS, T.ACTS2), ("whole_chain",), False),
+)
+ALPHA, DELTA = 0.3, 0.1
+
+
+def todays_answers(run: Any, variant: str, sources: tuple[str, ...], dev: set[str]) -> tuple[Records, list[str]]:
+    """``variant``'s answers to the questions ``dev`` (the first of ``sources`` to answer each), with
+    the fixes' reruns in place; and the runs they came from, the development runs first."""
+    seen: set[str] = set()
+    base: Records = []
+    for name in sources:
+        base += [r for r in T.of(run(name), variant) if r["id"] in dev and r["id"] not in seen]
+        seen |= {r["id"] for r in base}
+    fixed = T.with_fixes(base, run, *T.ALL_FIXES)
+    replaced = {id(r) for r in fixed} - {id(r) for r in base}
+    reruns = [after for pairs in T.ALL_FIXES for _, after in pairs.values() if any(id(r) in replaced for r in run(after))]
+    return fixed, [*sources, *dict.fromkeys(reruns)]
+
+
+def refit() -> dict[str, dict[str, Any]]:
+    """Each shipped file's name and its content fitted on today's dev 1-100 answers."""
+    runs: dict[str, Records] = {}
+
+    def run(name: str) -> Records:
+        if name not in runs:
+            runs[name] = T.read_records(T.RESULTS / name, committed=True)
+        return runs[name]
+
+    dev = {r["id"] for r in T.of(run(T.UNFIT_DEV), T.S_UNFIT)}
+    fitted = {}
+    for file, variant, sources, signals, only in FITS:
+        answers, names = todays_answers(run, variant, sources, dev)
+        first, *rest = (json.loads((T.RESULTS / name / "run.json").read_text()) for name in names)
+        # a rerun's question file is the part of the development run's that its fix can act on
+        settings = [first, *({**s, "questions": first["questions"]} for s in rest)]
+        fitted[file] = calibration_of(answers, settings, names, variant, ALPHA, DELTA, signals=signals, only=only)
+    return fitted
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if a shipped calibration is not what a refit gives")
+    args = parser.parse_args(argv)
+    stale = []
+    for file, content in refit().items():
+        text = json.dumps(content, indent=2) + "\n"
+        path = SHIPPED / file
+        print(f"{file}: {content['n']} answers, {content['mapping']['kind']}, cross-fitted AUROC {content['auroc_held_out']:.2f}, "
+              f"level {content['level']:.2f}; from {', '.join(content['runs'])}")
+        if args.check:
+            stale += [file] if path.read_text() != text else []
+        else:
+            Path(path).write_text(text)
+    if stale:
+        print(f"not refitted: {', '.join(stale)}; run: PYTHONPATH=. python -m benchmarks.refit_calibrations", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
