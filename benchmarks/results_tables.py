@@ -98,6 +98,10 @@ TIMED = "confirm-time-qwen1.5b-cpu"
 #: the first three replayed from the first run's LLM cache.
 ESCALATE, S_ESCALATE = "dev20-escalate-final-qwen0.5b-cpu", f"{S_LOOPS}+hop_support=escalate+unfit_answer=both+escalate_llm=embedded:qwen2.5-1.5b"
 S_ESCALATE_FINAL = f"{S_LOOPS}+hop_support=escalate+unfit_answer=escalate+escalate_llm=embedded:qwen2.5-1.5b"
+#: The next design named for issue 29, one size down: a hop the judge doubts or whose answers split read again by
+#: the 1.5B (``hop_support=escalate_uncertain``), the 0.5B as ``llm``, beside Self-Ask and S on the 0.5B, dev 21-60.
+ESCALATE_UNCERTAIN = "dev21-60-escalate-qwen0.5b-cpu"
+S_ESCALATE_UNCERTAIN = f"{S_LOOPS}+hop_support=escalate_uncertain+unfit_answer=both+escalate_llm=embedded:qwen2.5-1.5b"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
 SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
 #: Self-Ask sampling its next step after a repeated follow-up (``repeat_samples``): the dev 1-100 questions where a
@@ -357,6 +361,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: switched_on_all(run(UNFIT_DEV), run(REPEATS_S), S_UNFIT, S_REPEATS, repeat_samples_can_act)),
         (f"A doubted hop, then also a doubted final answer, read again by a larger model (`hop_support=escalate`, `unfit_answer=escalate`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 1-20 in one run: {where(ESCALATE)}",
          lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE, S_ESCALATE_FINAL], base=DEMOS_LOOPS)),
+        (f"A doubted or uncertain hop read again by a larger model (`hop_support=escalate_uncertain`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 21-60 in one run: {where(ESCALATE_UNCERTAIN)}",
+         lambda: answers_table(run(ESCALATE_UNCERTAIN), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE_UNCERTAIN], base=DEMOS_LOOPS)),
         (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
          lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
         (f"What S's uncertainty saw after the right first bridge, S on the 1.5B, dev 1-100: {where(UNFIT_DEV)}",
