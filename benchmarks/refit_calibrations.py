@@ -34,20 +34,6 @@ FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
 ALPHA, DELTA = 0.3, 0.1
 
 
-def todays_answers(run: Any, variant: str, sources: tuple[str, ...], dev: set[str]) -> tuple[Records, list[str]]:
-    """``variant``'s answers to the questions ``dev`` (the first of ``sources`` to answer each), with
-    the fixes' reruns in place; and the runs they came from, the development runs first."""
-    seen: set[str] = set()
-    base: Records = []
-    for name in sources:
-        base += [r for r in T.of(run(name), variant) if r["id"] in dev and r["id"] not in seen]
-        seen |= {r["id"] for r in base}
-    fixed = T.with_fixes(base, run, *T.ALL_FIXES)
-    replaced = {id(r) for r in fixed} - {id(r) for r in base}
-    reruns = [after for pairs in T.ALL_FIXES for _, after in pairs.values() if any(id(r) in replaced for r in run(after))]
-    return fixed, [*sources, *dict.fromkeys(reruns)]
-
-
 def refit() -> dict[str, dict[str, Any]]:
     """Each shipped file's name and its content fitted on today's dev 1-100 answers."""
     runs: dict[str, Records] = {}
@@ -60,7 +46,7 @@ def refit() -> dict[str, dict[str, Any]]:
     dev = {r["id"] for r in T.of(run(T.UNFIT_DEV), T.S_UNFIT)}
     fitted = {}
     for file, variant, sources, signals, only in FITS:
-        answers, names = todays_answers(run, variant, sources, dev)
+        answers, names = T.todays_answers(run, variant, sources, dev)
         first, *rest = (json.loads((T.RESULTS / name / "run.json").read_text()) for name in names)
         # a rerun's question file is the part of the development run's that its fix can act on
         settings = [first, *({**s, "questions": first["questions"]} for s in rest)]

@@ -237,19 +237,32 @@ def unfit_everywhere(run: Callable[[str], Records]) -> Records:
     return [*selfask, *dev, *(r for r in unfit_confirmation(run) if r["variant"] in (DEMOS_LOOPS, S_UNFIT))]
 
 
+def todays_answers(run: Callable[[str], Records], variant: str, sources: tuple[str, ...], dev: set[str]) -> tuple[Records, list[str]]:
+    """``variant``'s answers to the questions ``dev`` (the first of ``sources`` to answer each), with
+    the fixes' reruns in place; and the runs they came from, the development runs first."""
+    seen: set[str] = set()
+    base: Records = []
+    for name in sources:
+        base += [r for r in of(run(name), variant) if r["id"] in dev and r["id"] not in seen]
+        seen |= {r["id"] for r in base}
+    fixed = with_fixes(base, run, *ALL_FIXES)
+    replaced = {id(r) for r in fixed} - {id(r) for r in base}
+    reruns = [after for pairs in ALL_FIXES for _, after in pairs.values() if any(id(r) in replaced for r in run(after))]
+    return fixed, [*sources, *dict.fromkeys(reruns)]
+
+
 def refit_columns(run: Callable[[str], Records]) -> list[tuple[str, Records, Records, dict[str, Any]]]:
     """S's and Self-Ask's calibrations, each fitted on its dev 1-100 answers as first run and on today's
     (the later fixes' reruns in place: ``benchmarks/refit_calibrations.py``, shipped), and scored on
     today's confirmation answers."""
-    today = with_fixes(unfit_everywhere(run), run, *ALL_FIXES)
+    confirmation = with_fixes(unfit_confirmation(run), run, *ALL_FIXES)
     dev = {r["id"] for r in of(run(UNFIT_DEV), S_UNFIT)}
     columns = []
-    for graph, variant, first, features in (("S", S_UNFIT, of(run(UNFIT_DEV), S_UNFIT), ["chain_support"]),
-                                            ("Self-Ask", DEMOS_LOOPS, [*of(run(ACTS), DEMOS_LOOPS), *of(run(ACTS2), DEMOS_LOOPS)], [*COMBINED, "whole_chain"])):
-        now = of(today, variant)
-        scored = [r for r in now if r["id"] not in dev]
+    for graph, variant, sources, features in (("S", S_UNFIT, (UNFIT_DEV,), ["chain_support"]), ("Self-Ask", DEMOS_LOOPS, (ACTS, ACTS2), [*COMBINED, "whole_chain"])):
+        scored = of(confirmation, variant)
+        first = [r for name in sources for r in of(run(name), variant) if r["id"] in dev]
         columns += [(f"{graph}: fitted as first run", first, scored, {"features": features}),
-                    (f"{graph}: refitted on today's answers (shipped)", [r for r in now if r["id"] in dev], scored, {"features": features})]
+                    (f"{graph}: refitted on today's answers (shipped)", todays_answers(run, variant, sources, dev)[0], scored, {"features": features})]
     return columns
 
 

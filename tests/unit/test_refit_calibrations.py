@@ -17,7 +17,7 @@ def test_todays_answers_are_the_first_runs_with_each_fixs_rerun_over_them_and_na
         "fix-2-before": [], "fix-2": [answer("q1", "other", "fixed")],  # another graph's answer only
     }
     monkeypatch.setattr(T, "ALL_FIXES", ({"rule": ("fix-1-before", "fix-1")}, {"rule": ("fix-2-before", "fix-2")}))
-    answers, names = R.todays_answers(runs.__getitem__, "v", ("dev-a", "dev-b"), {"q1", "q2", "q3"})
+    answers, names = T.todays_answers(runs.__getitem__, "v", ("dev-a", "dev-b"), {"q1", "q2", "q3"})
     assert [(a["id"], a["answer"]) for a in answers] == [("q1", "A"), ("q2", "A"), ("q3", "fixed")]
     assert names == ["dev-a", "dev-b", "fix-1"]
 
