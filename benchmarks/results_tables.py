@@ -237,14 +237,20 @@ def unfit_everywhere(run: Callable[[str], Records]) -> Records:
     return [*selfask, *dev, *(r for r in unfit_confirmation(run) if r["variant"] in (DEMOS_LOOPS, S_UNFIT))]
 
 
-def todays_answers(run: Callable[[str], Records], variant: str, sources: tuple[str, ...], dev: set[str]) -> tuple[Records, list[str]]:
-    """``variant``'s answers to the questions ``dev`` (the first of ``sources`` to answer each), with
-    the fixes' reruns in place; and the runs they came from, the development runs first."""
+def first_answers(run: Callable[[str], Records], variant: str, sources: tuple[str, ...], dev: set[str]) -> Records:
+    """``variant``'s answers to the questions ``dev`` as first run: the first of ``sources`` to answer each."""
     seen: set[str] = set()
     base: Records = []
     for name in sources:
         base += [r for r in of(run(name), variant) if r["id"] in dev and r["id"] not in seen]
         seen |= {r["id"] for r in base}
+    return base
+
+
+def todays_answers(run: Callable[[str], Records], variant: str, sources: tuple[str, ...], dev: set[str]) -> tuple[Records, list[str]]:
+    """:func:`first_answers` with the fixes' reruns in place; and the runs they came from, the
+    development runs first."""
+    base = first_answers(run, variant, sources, dev)
     fixed = with_fixes(base, run, *ALL_FIXES)
     replaced = {id(r) for r in fixed} - {id(r) for r in base}
     reruns = [after for pairs in ALL_FIXES for _, after in pairs.values() if any(id(r) in replaced for r in run(after))]
@@ -260,8 +266,7 @@ def refit_columns(run: Callable[[str], Records]) -> list[tuple[str, Records, Rec
     columns = []
     for graph, variant, sources, features in (("S", S_UNFIT, (UNFIT_DEV,), ["chain_support"]), ("Self-Ask", DEMOS_LOOPS, (ACTS, ACTS2), [*COMBINED, "whole_chain"])):
         scored = of(confirmation, variant)
-        first = [r for name in sources for r in of(run(name), variant) if r["id"] in dev]
-        columns += [(f"{graph}: fitted as first run", first, scored, {"features": features}),
+        columns += [(f"{graph}: fitted as first run", first_answers(run, variant, sources, dev), scored, {"features": features}),
                     (f"{graph}: refitted on today's answers (shipped)", todays_answers(run, variant, sources, dev)[0], scored, {"features": features})]
     return columns
 
