@@ -181,3 +181,28 @@ def branching_table(records: Records, variant: str) -> str:
     return table(["questions (right)", "hops", "hops uncertain (> 1 set)", "questions branched (right)", "gold among their chains' answers", "gold among any hop's candidates"],
                  [[f"{len(rows)} ({int(sum(scores(r)['cover_em'] for r in rows))})", len(hops), sum(len(h.get("candidates") or []) > 1 for h in hops),
                    f"{len(branched)} ({int(sum(scores(r)['cover_em'] for r in branched))})", in_chains, in_candidates]])
+
+
+def ceiling_table(rows: Sequence[tuple[str, Records]], base: str, variant: str) -> str:
+    """What choosing among the answers found can reach at best, per question set (label, records of
+    ``base`` and ``variant``): each graph's right answers, the questions either got right, and those
+    where either did or the gold is among ``variant``'s other answers (its chains' and any hop's
+    candidates); the last against ``base``'s right answers is a perfect chooser's ratio."""
+    body = []
+    for label, records in rows:
+        b = {r["id"]: r for r in of(records, base)}
+        s = {r["id"]: r for r in of(records, variant) if r["id"] in b}
+
+        def found(r: dict[str, Any]) -> bool:
+            answers = [c["answer"] for c in r.get("chains") or []]
+            answers += [c["answer"] for h in r.get("reasoning_path") or [] for c in h.get("candidates") or []]
+            return any(cover_em(str(a), r.get("gold") or []) for a in answers)
+
+        right = {i: (bool(scores(b[i])["cover_em"]), bool(scores(r)["cover_em"])) for i, r in s.items()}
+        either = sum(x or y for x, y in right.values())
+        found_any = sum(x or y or found(s[i]) for i, (x, y) in right.items())
+        first = sum(x for x, _ in right.values())
+        body.append([label, len(s), first, sum(y for _, y in right.values()), either, found_any,
+                     f"{found_any / first:.2f}x" if first else "-"])
+    return table(["questions", "asked", "Self-Ask right", "S right", "either right", "either, or the gold among S's other answers",
+                  "the last against Self-Ask's"], body)

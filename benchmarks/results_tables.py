@@ -32,6 +32,7 @@ from benchmarks.results_confidence import (
 from benchmarks.results_render import (
     answers_table,
     branching_table,
+    ceiling_table,
     headline_table,
     node_table,
     retrieval_table,
@@ -294,6 +295,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         """A benchmark output, and its caption: the file and the dates of its commits."""
         return bench / name / file, f"`benchmarks/results/{name}/{file}` ({run_date(bench / name)})"
 
+    def dev_ids() -> set[str]:
+        """The ids of dev 1-100 (the runs since the judge hold them with the confirmation's)."""
+        return {r["id"] for r in run(UNFIT_DEV)}
+
     def dev100(*variants: str) -> Records:
         """``variants`` on dev 1-100 (the two development runs)."""
         return [*paired(run(ACTS), *variants), *paired(run(ACTS2), *variants)]
@@ -337,13 +342,17 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
          lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
+        (f"The best a choice among the answers found could do, S and Self-Ask with every fix: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
+         lambda: (today := with_fixes(unfit_everywhere(run), run, *ALL_FIXES), ids := dev_ids()) and ceiling_table(
+             [("dev 1-100", [r for r in today if r["id"] in ids]), ("dev 101-217, the confirmation", [r for r in today if r["id"] not in ids]),
+              ("dev 1-217", today)], DEMOS_LOOPS, S_UNFIT)),
         (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*pair_runs(FIXES))}",
          lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
         (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(POSSESSIVE))}",
          lambda: fixes_table(POSSESSIVE, run, ("before", "with the fix"))),
         # the later rules' runs each hold questions of dev 1-100 and of the confirmation, told apart by UNFIT_DEV's ids
         *((f"{rule}, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(pairs))}",
-           lambda pairs=pairs, names=names: split_fixes_table(pairs, run, {r["id"] for r in run(UNFIT_DEV)}, names))
+           lambda pairs=pairs, names=names: split_fixes_table(pairs, run, dev_ids(), names))
           for rule, pairs, names in (("The list rule", ONE_ANSWER, ("before", "with the rule")), ("The date form", PAGE_FORM, ("before", "with it")),
                                      ("The bridge rule", BRIDGE_TO_LAST, ("before", "with it")))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",

@@ -353,3 +353,23 @@ def test_a_sign_tests_p_is_written_to_two_places_three_below_one_in_a_hundred_an
     from benchmarks.results_render import fmt_p
 
     assert [fmt_p(p) for p in (1.0, 0.0213, 0.0042, 0.0006, 0.0004, 0.0)] == ["p = 1.00", "p = 0.02", "p = 0.004", "p = 0.001", "p < 0.001", "p < 0.001"]
+
+
+def test_ceiling_table_counts_what_a_perfect_choice_among_the_answers_found_would_reach():
+    from benchmarks.results_render import ceiling_table
+
+    def rec(qid, variant, answer, gold, **found):
+        return {"id": qid, "variant": variant, "answer": answer, "gold": gold, **found}
+
+    hop = {"reasoning_path": [{"question": "q", "answer": "Rome", "candidates": [{"answer": "Rome"}, {"answer": "Paris"}]}]}
+    records = [
+        rec("both", "sa", "Paris", ["Paris"]), rec("both", "s", "Paris", ["Paris"]),
+        rec("sa_only", "sa", "Lyon", ["Lyon"]), rec("sa_only", "s", "Nice", ["Lyon"]),
+        rec("candidate", "sa", "Rome", ["Paris"]), rec("candidate", "s", "Rome", ["Paris"], **hop),
+        rec("chain", "sa", "Rome", ["Oslo"]), rec("chain", "s", "Rome", ["Oslo"], chains=[{"answer": "Rome"}, {"answer": "Oslo"}]),
+        rec("none", "sa", "Rome", ["Bern"]), rec("none", "s", "Rome", ["Bern"], **hop),
+        rec("unpaired", "s", "Bern", ["Bern"]),  # S alone: not counted
+    ]
+    lines = ceiling_table([("all", records)], "sa", "s").splitlines()
+    assert lines[2] == "| all | 5 | 2 | 1 | 2 | 4 | 2.00x |"
+    assert ceiling_table([("none", records[8:])], "sa", "s").splitlines()[2] == "| none | 1 | 0 | 0 | 0 | 0 | - |"
