@@ -299,6 +299,12 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         """The ids of dev 1-100 (the runs since the judge hold them with the confirmation's)."""
         return {r["id"] for r in run(UNFIT_DEV)}
 
+    def today_split() -> list[tuple[str, Records]]:
+        """Every dev question's answers with every fix (the headline's), as dev 1-100, the confirmation and both."""
+        today, ids = with_fixes(unfit_everywhere(run), run, *ALL_FIXES), dev_ids()
+        return [("dev 1-100", [r for r in today if r["id"] in ids]), ("dev 101-217, the confirmation", [r for r in today if r["id"] not in ids]),
+                ("dev 1-217", today)]
+
     def dev100(*variants: str) -> Records:
         """``variants`` on dev 1-100 (the two development runs)."""
         return [*paired(run(ACTS), *variants), *paired(run(ACTS2), *variants)]
@@ -343,9 +349,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
          lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
         (f"The best a choice among the answers found could do, S and Self-Ask with every fix: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
-         lambda: (today := with_fixes(unfit_everywhere(run), run, *ALL_FIXES), ids := dev_ids()) and ceiling_table(
-             [("dev 1-100", [r for r in today if r["id"] in ids]), ("dev 101-217, the confirmation", [r for r in today if r["id"] not in ids]),
-              ("dev 1-217", today)], DEMOS_LOOPS, S_UNFIT)),
+         lambda: ceiling_table(today_split(), DEMOS_LOOPS, S_UNFIT)),
         (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*pair_runs(FIXES))}",
          lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
         (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(POSSESSIVE))}",
