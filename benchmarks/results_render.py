@@ -188,16 +188,16 @@ def ceiling_table(rows: Sequence[tuple[str, Records]], base: str, variant: str) 
     ``base`` and ``variant``): each graph's right answers, the questions either got right, and those
     where either did or the gold is among ``variant``'s other answers (its chains' and any hop's
     candidates); the last against ``base``'s right answers is a perfect chooser's ratio."""
+
+    def found(r: dict[str, Any]) -> bool:
+        answers = [c["answer"] for c in r.get("chains") or []]
+        answers += [c["answer"] for h in r.get("reasoning_path") or [] for c in h.get("candidates") or []]
+        return any(cover_em(str(a), r.get("gold") or []) for a in answers)
+
     body = []
     for label, records in rows:
         b = {r["id"]: r for r in of(records, base)}
         s = {r["id"]: r for r in of(records, variant) if r["id"] in b}
-
-        def found(r: dict[str, Any]) -> bool:
-            answers = [c["answer"] for c in r.get("chains") or []]
-            answers += [c["answer"] for h in r.get("reasoning_path") or [] for c in h.get("candidates") or []]
-            return any(cover_em(str(a), r.get("gold") or []) for a in answers)
-
         right = {i: (bool(scores(b[i])["cover_em"]), bool(scores(r)["cover_em"])) for i, r in s.items()}
         either = sum(x or y for x, y in right.values())
         found_any = sum(x or y or found(s[i]) for i, (x, y) in right.items())
