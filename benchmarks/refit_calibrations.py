@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import results_tables as T
-from benchmarks.results_runs import Records
 from sunar.evals.calibrate import calibration_of
 
 SHIPPED = T.ROOT / "sunar" / "data" / "calibration"
@@ -36,14 +35,8 @@ ALPHA, DELTA = 0.3, 0.1
 
 def refit() -> dict[str, dict[str, Any]]:
     """Each shipped file's name and its content fitted on today's dev 1-100 answers."""
-    runs: dict[str, Records] = {}
-
-    def run(name: str) -> Records:
-        if name not in runs:
-            runs[name] = T.read_records(T.RESULTS / name, committed=True)
-        return runs[name]
-
-    dev = {r["id"] for r in T.of(run(T.UNFIT_DEV), T.S_UNFIT)}
+    run = T.committed_runs()
+    dev = T.dev_ids(run)
     fitted = {}
     for file, variant, sources, signals, only in FITS:
         answers, names = T.todays_answers(run, variant, sources, dev)

@@ -238,6 +238,23 @@ def unfit_everywhere(run: Callable[[str], Records]) -> Records:
     return [*selfask, *dev, *(r for r in unfit_confirmation(run) if r["variant"] in (DEMOS_LOOPS, S_UNFIT))]
 
 
+def committed_runs(results: Path = RESULTS) -> Callable[[str], Records]:
+    """A reader of the committed records of the runs in ``results`` by name, each read once."""
+    runs: dict[str, Records] = {}
+
+    def run(name: str) -> Records:
+        if name not in runs:
+            runs[name] = read_records(results / name, committed=True)
+        return runs[name]
+
+    return run
+
+
+def dev_ids(run: Callable[[str], Records]) -> set[str]:
+    """The ids of dev 1-100 (the runs since the judge hold them with the confirmation's)."""
+    return {r["id"] for r in of(run(UNFIT_DEV), S_UNFIT)}
+
+
 def first_answers(run: Callable[[str], Records], variant: str, sources: tuple[str, ...], dev: set[str]) -> Records:
     """``variant``'s answers to the questions ``dev`` as first run: the first of ``sources`` to answer each."""
     seen: set[str] = set()
@@ -263,7 +280,7 @@ def refit_columns(run: Callable[[str], Records]) -> list[tuple[str, Records, Rec
     (the later fixes' reruns in place: ``benchmarks/refit_calibrations.py``, shipped), and scored on
     today's confirmation answers."""
     confirmation = with_fixes(unfit_confirmation(run), run, *ALL_FIXES)
-    dev = {r["id"] for r in of(run(UNFIT_DEV), S_UNFIT)}
+    dev = dev_ids(run)
     columns = []
     for graph, variant, sources, features in (("S", S_UNFIT, (UNFIT_DEV,), ["chain_support"]), ("Self-Ask", DEMOS_LOOPS, (ACTS, ACTS2), [*COMBINED, "whole_chain"])):
         scored = of(confirmation, variant)
@@ -274,13 +291,7 @@ def refit_columns(run: Callable[[str], Records]) -> list[tuple[str, Records, Rec
 
 def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, str | None]]:
     """(caption, table) for every table of RESULTS.md, in its order (table None: skipped, with why)."""
-    runs: dict[str, Records] = {}
-
-    def run(name: str) -> Records:
-        if name not in runs:
-            runs[name] = read_records(results / name, committed=True)
-        return runs[name]
-
+    run = committed_runs(results)
     corpus: list[dict[str, str] | None] = []
 
     def texts() -> dict[str, str] | None:
@@ -295,13 +306,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         """A benchmark output, and its caption: the file and the dates of its commits."""
         return bench / name / file, f"`benchmarks/results/{name}/{file}` ({run_date(bench / name)})"
 
-    def dev_ids() -> set[str]:
-        """The ids of dev 1-100 (the runs since the judge hold them with the confirmation's)."""
-        return {r["id"] for r in run(UNFIT_DEV)}
-
     def today_split() -> list[tuple[str, Records]]:
         """Every dev question's answers with every fix (the headline's), as dev 1-100, the confirmation and both."""
-        today, ids = with_fixes(unfit_everywhere(run), run, *ALL_FIXES), dev_ids()
+        today, ids = with_fixes(unfit_everywhere(run), run, *ALL_FIXES), dev_ids(run)
         return [("dev 1-100", [r for r in today if r["id"] in ids]), ("dev 101-217, the confirmation", [r for r in today if r["id"] not in ids]),
                 ("dev 1-217", today)]
 
@@ -356,7 +363,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: fixes_table(POSSESSIVE, run, ("before", "with the fix"))),
         # the later rules' runs each hold questions of dev 1-100 and of the confirmation, told apart by UNFIT_DEV's ids
         *((f"{rule}, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(pairs))}",
-           lambda pairs=pairs, names=names: split_fixes_table(pairs, run, dev_ids(), names))
+           lambda pairs=pairs, names=names: split_fixes_table(pairs, run, dev_ids(run), names))
           for rule, pairs, names in (("The list rule", ONE_ANSWER, ("before", "with the rule")), ("The date form", PAGE_FORM, ("before", "with it")),
                                      ("The bridge rule", BRIDGE_TO_LAST, ("before", "with it")))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
