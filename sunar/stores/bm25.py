@@ -21,6 +21,12 @@ def _tokenize(texts: Sequence[str]) -> list[list[str]]:
     return bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
 
 
+def has_terms(docs: Sequence[Document]) -> bool:
+    """Whether any document has a word BM25 indexes (two letters or more, not an English stop word):
+    without one bm25s cannot build. Stops at the first such document, so a real corpus costs one."""
+    return any(_tokenize([d.content])[0] for d in docs)
+
+
 class BM25Index:
     """BM25 over ``title + text``; rows are positions in the index's document order (no ids are
     stored here: they live in the index's doc_ids.json)."""

@@ -25,6 +25,7 @@ import numpy as np
 from sunar.errors import SunarError
 from sunar.files import pid_lock, write_json
 from sunar.models.embedder import Embedder
+from sunar.stores.bm25 import has_terms
 from sunar.stores.chroma import make_client
 from sunar.stores.corpus import Document, fingerprint, read_corpus
 from sunar.stores.layout import BUILD, DOC_IDS, FORMAT_VERSION, LOCK, MANIFEST, OLD_DOC_IDS, collection_name, read_json
@@ -47,12 +48,18 @@ def _build_lock(folder: Path) -> Iterator[None]:
 
 
 def _check_text(docs: Sequence[Document], corpus: str | Path) -> None:
-    """Chroma stores UTF-8: a lone surrogate (a JSON escape such as \\ud800) cannot be stored."""
+    """Before anything is embedded: Chroma stores UTF-8, so a lone surrogate (a JSON escape such as
+    \\ud800) cannot be stored, and BM25 needs at least one word to index."""
     for d in docs:
         try:
             f"{d.id}{d.title}{d.text}".encode()
         except UnicodeEncodeError:
             raise SunarError(f"corpus {corpus}: document {d.id!r} holds a lone surrogate escape (not valid Unicode); fix that line") from None
+    if not has_terms(docs):
+        raise SunarError(
+            f"corpus {corpus}: none of its {len(docs)} paragraph(s) has a word to search by (only stop words, "
+            "single letters or symbols); give paragraphs of text"
+        )
 
 
 def build_index(

@@ -32,8 +32,13 @@ class Index:
         self.folder = Path(folder)
         manifest = read_json(self.folder / MANIFEST)
         if manifest is None:
-            state = "is incomplete (a build was interrupted or is running)" if (self.folder / BUILD).exists() else "does not exist"
-            raise IndexNotReady(f"index {self.folder} {state}; build it with: sunar index CORPUS --index {self.folder}")
+            if (self.folder / BUILD).exists():
+                state = f"index {self.folder} is incomplete (a build was interrupted or is running)"
+            elif self.folder.is_dir():
+                state = f"{self.folder} holds no index (no {MANIFEST})"
+            else:
+                state = f"index {self.folder} does not exist"
+            raise IndexNotReady(f"{state}; build it with: sunar index CORPUS --index {self.folder}")
         if manifest.get("format") != FORMAT_VERSION:
             raise IndexNotReady(
                 f"index {self.folder} has format {manifest.get('format')}, this version reads {FORMAT_VERSION}; "

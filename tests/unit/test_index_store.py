@@ -19,7 +19,7 @@ from conftest import free_port
 from sunar.errors import IndexNotReady, ModelUnavailable, SunarError
 from sunar.models import gguf
 from sunar.models.embedder import EMBEDDER_DIRS, spec_for
-from sunar.stores.bm25 import BM25Index, top_rows
+from sunar.stores.bm25 import BM25Index, has_terms, top_rows
 from sunar.stores.build import _build_lock
 from sunar.stores.corpus import Document
 from sunar.stores.index import BUILD, FORMAT_VERSION, MANIFEST, Index, build_index
@@ -126,6 +126,30 @@ def test_a_corpus_id_that_is_not_valid_unicode_is_a_clear_error(tmp_path):
     with pytest.raises(SunarError, match=r"document 'bad\\ud800' holds a lone surrogate escape .*; fix that line"):
         build_index(corpus, tmp_path / "idx", progress=False)
     assert not (tmp_path / "idx" / BUILD).exists()
+
+
+def test_a_corpus_without_a_word_to_search_by_is_refused_before_embedding(tmp_path):
+    """bm25s cannot build from no term at all (it raised "max() arg is an empty sequence" after the
+    embedding); such a corpus is refused with one line before anything is written."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "title": "y", "text": "y"}\nnot json\n{"id": "b", "text": "the of 7 !"}\n')
+    with pytest.raises(SunarError, match=r"none of its 2 paragraph\(s\) has a word to search by .*; give paragraphs of text"):
+        build_index(corpus, tmp_path / "idx", progress=False)
+    assert not (tmp_path / "idx").exists()
+    assert has_terms([Document("a", "y", "the"), Document("b", "", "Ronnie Rocket")])
+
+
+def test_opening_what_is_not_a_complete_index_says_how_to_build_it(tmp_path):
+    folder = tmp_path / "idx"
+    build = f"; build it with: sunar index CORPUS --index {folder}"
+    with pytest.raises(IndexNotReady, match=f"index {folder} does not exist{build}"):
+        Index(folder)
+    folder.mkdir()
+    with pytest.raises(IndexNotReady, match=rf"{folder} holds no index \(no manifest.json\){build}"):
+        Index(folder)
+    (folder / BUILD).write_text("{}")
+    with pytest.raises(IndexNotReady, match=rf"index {folder} is incomplete \(a build was interrupted or is running\){build}"):
+        Index(folder)
 
 
 # --- an index never chooses where to connect ---
