@@ -6,8 +6,10 @@ traceback; anything else is a bug.
 """
 
 
-class SunarError(Exception):
-    """A user-facing error: one line, with the fix."""
+class SunarError(RuntimeError):
+    """A user-facing error: one line, with the fix. (A RuntimeError: the LangGraph server shows the
+    message of a builtin error type such as RuntimeError or ValueError to its client, Studio or MCP,
+    and replaces any other's with "An internal error occurred".)"""
 
 
 class ModelUnavailable(SunarError):
@@ -19,8 +21,7 @@ class IndexNotReady(SunarError):
 
 
 class ConfigurationError(SunarError, ValueError):
-    """A configuration value is unknown, of the wrong type or out of range. (A ValueError too: the
-    LangGraph server shows a ValueError's message to its client and hides other errors'.)"""
+    """A configuration value is unknown, of the wrong type or out of range (a ValueError too)."""
 
 
 class RunCancelled(SunarError):

@@ -12,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Overwrite
 
 from sunar.configuration import Configuration
+from sunar.errors import SunarError
 from sunar.question import validate_question
 from sunar.usage import node
 
@@ -37,7 +38,10 @@ def make_ask(fresh: Mapping[str, Any]) -> Callable[[dict[str, Any], RunnableConf
         last = messages[-1] if messages else None
         # A new human message on a chat thread is a new question; otherwise the plain field is asked.
         from_chat = last is not None and last.type == "human"
-        question = validate_question(asked if from_chat or state.get("question") is None else state.get("question"))
+        chosen = asked if from_chat or state.get("question") is None else state.get("question")
+        if chosen is None:  # neither field holds one (an empty chat, only AI turns)
+            raise SunarError('no question was sent; send {"question": "..."} or {"messages": [...]} ending with a human message')
+        question = validate_question(chosen)
         return {
             "question": question,
             # a plain question joins the thread's history as a human message, like a chat one

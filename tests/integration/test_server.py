@@ -366,6 +366,40 @@ def test_an_mcp_client_lists_the_graphs_as_tools_and_calls_sunar(server):
     assert "'confidence':" in text and "'confidence_basis':" in text and "'evidence':" in text and "Ronnie Rocket" in text
 
 
+BAD_QUESTIONS = [
+    ({"question": ""}, "the question is empty; ask something like"),
+    ({"messages": []}, 'no question was sent; send {"question": "..."}'),
+    ({"question": "???"}, "the question has no letters or digits; ask a question in words"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("given", "message"), BAD_QUESTIONS)
+def test_a_bad_question_gets_its_one_line_not_an_internal_error(client, given, message):
+    """The LangGraph server passes on only a builtin error type's message (a SunarError is a
+    RuntimeError); these once reached Studio as "An internal error occurred"."""
+    thread = client.threads.create()["thread_id"]
+    out = client.runs.wait(thread, "sunar", input=given, raise_error=False)
+    error = (out or {}).get("__error__") or {}
+    assert error.get("error") == "SunarError" and error.get("message", "").startswith(message), out
+
+
+@pytest.mark.slow
+def test_an_mcp_tool_called_with_a_bad_question_fails_as_an_error(server):
+    """A tool error, not an answer; langgraph-api's MCP endpoint passes on only the error's type name
+    (its runs API passes on the message: the test above)."""
+    import asyncio
+
+    from mcp import Client
+
+    async def call():
+        async with Client(f"{server}/mcp") as client:
+            return await client.call_tool("self_ask", {"question": "   "})
+
+    called = asyncio.run(call())
+    assert called.is_error and [c.text for c in called.content] == ["SunarError"], called
+
+
 @pytest.mark.slow
 def test_the_a2a_endpoint_is_off(client, server):
     """langgraph.json turns off langgraph-api's A2A endpoint (its message-based protocol does not fit

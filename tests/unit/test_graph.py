@@ -5,6 +5,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import MemoryIndex, TableScorer, docs, prompt_kind, resources, scripted_llm, self_ask_script
 from scripted import ScriptedLLM
+from sunar.errors import SunarError
 from sunar.graph import VARIANTS, build_graph
 
 CORPUS = docs(
@@ -89,6 +90,12 @@ def test_chat_messages_in_ai_message_out():
     )
     assert out["question"] == "Where was the director of film Ronnie Rocket born?"
     assert [m.type for m in out["messages"]] == ["human", "ai"]
+
+
+@pytest.mark.parametrize("given", [{}, {"messages": []}, {"messages": [AIMessage("Hello")]}, {"question": None}])
+def test_input_without_a_question_says_how_to_send_one(given):
+    with pytest.raises(SunarError, match=r'^no question was sent; send \{"question": "..."\} or \{"messages": \[...\]\} ending with a human message'):
+        build_graph("self_ask").invoke(given, {"configurable": {"resources": make_resources()}})
 
 
 def test_plain_question_joins_the_history_as_a_human_message():
