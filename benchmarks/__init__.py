@@ -24,6 +24,20 @@ def add_data_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, default=None, metavar="DIR", help=DATA_HELP)
 
 
+def add_index_arguments(parser: argparse.ArgumentParser, *, questions: bool = True) -> None:
+    """``--index DIR`` and ``--data DIR``, and with ``questions`` ``--questions FILE``: what every
+    script that retrieves from an index of the shared data takes (:func:`questions_file` reads them)."""
+    parser.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
+    add_data_argument(parser)
+    if questions:
+        parser.add_argument("--questions", type=Path, default=None, help="questions JSONL (default: DIR/dev.jsonl)")
+
+
+def questions_file(args: argparse.Namespace) -> Path:
+    """``--questions FILE``, else the data folder's dev.jsonl (:func:`add_index_arguments`)."""
+    return getattr(args, "questions", None) or data_dir(args.data) / "dev.jsonl"
+
+
 def data_dir(arg: str | Path | None) -> Path:
     """The data folder: ``--data DIR``, else ``$SUNAR_DATA``; exits with one line when neither is
     given or the folder does not exist."""

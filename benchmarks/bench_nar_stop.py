@@ -33,7 +33,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from benchmarks import add_data_argument, data_dir, scripted_llm
+from benchmarks import add_index_arguments, questions_file, scripted_llm
 from sunar.configuration import Configuration
 from sunar.evals.data import read_questions
 from sunar.evals.metrics import retrieval_metrics
@@ -153,14 +153,12 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
-    add_data_argument(parser)
-    parser.add_argument("--questions", type=Path, default=None, help="questions JSONL (default: DIR/dev.jsonl)")
+    add_index_arguments(parser)
     parser.add_argument("--limit", type=int, default=10, help="MuSiQue questions (each has 2+ sub-questions)")
     parser.add_argument("--patience", default="0,1,2", help="comma-separated nar_patience values (0 = off)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    questions = args.questions or data_dir(args.data) / "dev.jsonl"
+    questions = questions_file(args)
     patiences = sorted({0, *(int(p) for p in args.patience.split(","))})
     result = run(args.index, questions, args.limit, patiences)
     text = table(result)

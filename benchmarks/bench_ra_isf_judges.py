@@ -42,7 +42,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from benchmarks import add_data_argument, data_dir
+from benchmarks import add_index_arguments, questions_file
 from benchmarks.bench_nli import balanced_accuracy, fit_tau
 from sunar.baselines.ra_isf import prompts
 from sunar.baselines.ra_isf.configuration import RaIsfConfiguration as Configuration
@@ -216,8 +216,7 @@ def judge_decomposition(res: Any, questions: Sequence[Any], spent: list[float]) 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
-    add_data_argument(parser)
+    add_index_arguments(parser, questions=False)
     parser.add_argument("--skip", type=int, default=100, help="leave out the first N questions (the reported evaluations')")
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--llm", default="embedded:qwen2.5-1.5b")
@@ -228,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     cfg = Configuration.resolve({"profile": "cpu", "index_dir": str(args.index), "llm": args.llm})
     res = POOL.get(cfg)
-    questions = interleave(read_questions(data_dir(args.data) / "dev.jsonl"))[args.skip : args.skip + args.limit]
+    questions = interleave(read_questions(questions_file(args)))[args.skip : args.skip + args.limit]
     seconds: dict[str, list[float]] = {"know": [], "relevance": [], "sufficient": [], "decompose": []}
     know = judge_self_knowledge(res, questions, seconds["know"])
     relevance = judge_relevance(res, cfg, questions, seconds["relevance"])

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import add_data_argument, data_dir
+from benchmarks import add_index_arguments, questions_file
 from benchmarks.bench_nli import balanced_accuracy, fit_tau
 from sunar.baselines.ra_isf import prompts
 from sunar.configuration import Configuration
@@ -112,22 +112,19 @@ def table(cases: Sequence[Case], tau: float) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
-    add_data_argument(parser)
-    parser.add_argument("--questions", type=Path, default=None, help="questions JSONL (default: DIR/dev.jsonl)")
+    add_index_arguments(parser)
     parser.add_argument("--skip", type=int, default=20, help="leave out the first N questions (the reported evaluation's)")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--llm", default="embedded:qwen2.5-1.5b")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    questions_file = args.questions or data_dir(args.data) / "dev.jsonl"
 
     from sunar.resources import POOL
 
     # the cpu profile (first-stage depth, budget, evidence) whatever the LLM
     cfg = Configuration.resolve({"profile": "cpu", "index_dir": str(args.index), "llm": args.llm})
     res = POOL.get(cfg)
-    questions = interleave(read_questions(questions_file))[args.skip : args.skip + args.limit]
+    questions = interleave(read_questions(questions_file(args)))[args.skip : args.skip + args.limit]
     judged = build_cases(questions, res, cfg)
     judge_all(res.llm, judged)
     cases = [case for case, _ in judged]
