@@ -94,6 +94,8 @@ UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
 UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 #: ... and it beside Self-Ask in one run, for the time: dev 202-217 (the confirmation's last questions).
 TIMED = "confirm-time-qwen1.5b-cpu"
+#: ... and again on dev 178-201, the same two in one run with the code of stop 60 (every fix since TIMED in both).
+TIMED2 = "confirm-time2-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -321,18 +323,22 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         variants = variants or (DEMOS, S)
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
+    def timed() -> Records:
+        """S and Self-Ask where each question ran both in one run (the time ratio): dev 178-201 and 202-217."""
+        return [*run(TIMED2), *run(TIMED)]
+
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused = stored("focus-reading", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
+        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, TIMED2, *fixed_runs)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask", with_fixes(unfit_confirmation(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
                                  ("dev 1-217: the same two", with_fixes(unfit_everywhere(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 202-217, the same two in one run (the time ratio)", run(TIMED), DEMOS_LOOPS, S_UNFIT)])),
-        (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
+                                 ("dev 178-217, the same two, each question in one run (the time ratio)", timed(), DEMOS_LOOPS, S_UNFIT)])),
+        (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, TIMED2, *fixed_runs)}",
          lambda: headline_table([("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
                                  ("the same, both also reading the pages a sub-question names and ending loops", run(CONFIRM), DEMOS_LOOPS, S_LOOPS),
@@ -353,6 +359,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
         (f"S where a doubted answer acts and Self-Ask in one run, for the time, dev 202-217: {where(TIMED)}",
          lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"The same two in one run, dev 178-201, with every fix since: {where(TIMED2)}",
+         lambda: answers_table(run(TIMED2), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
          lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
         (f"The best a choice among the answers found could do, S and Self-Ask with every fix: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
@@ -447,8 +455,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Cost
         (f"Where the recorded seconds go, dev 1-40: {where(BASE40)}", lambda: time_table(run(BASE40), ["sunar", "self_ask", *BASELINES[:2], *BASELINES[3:]])),
         (f"Wall seconds by node, `sunar`, dev 101-200 (every call computed in the run): {where(DEV200)}", lambda: node_table(run(DEV200), "sunar")),
-        (f"Wall seconds by node, S where a doubted answer acts, its confidence step sampling only what is read, dev 202-217 (the questions it computed in the run): {where(TIMED)}",
-         lambda: node_table([r for r in run(TIMED) if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
+        (f"Wall seconds by node, S where a doubted answer acts, its confidence step sampling only what is read, dev 178-217 (the questions it computed in its run): {where(TIMED, TIMED2)}",
+         lambda: node_table([r for r in timed() if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
         # Scale and serving
         (f"The index's cost curve: {scale[1]}", lambda: scale_table(scale[0])),
         (f"Time to the answer through `serve-openai`, streamed, `sunar` on the embedded model, dev 1-5: {served[1]}", lambda: first_token_table(served[0])),
