@@ -338,7 +338,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                  ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask", with_fixes(unfit_confirmation(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
                                  ("dev 1-217: the same two", with_fixes(unfit_everywhere(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
                                  ("dev 178-217, the same two, each question in one run (the time ratio)", timed(), DEMOS_LOOPS, S_UNFIT)])),
-        (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, TIMED2, *fixed_runs)}",
+        (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
          lambda: headline_table([("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
                                  ("the same, both also reading the pages a sub-question names and ending loops", run(CONFIRM), DEMOS_LOOPS, S_LOOPS),
