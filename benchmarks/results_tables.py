@@ -96,6 +96,9 @@ UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 TIMED = "confirm-time-qwen1.5b-cpu"
 #: ... and again on dev 178-201, the same two in one run with the code of stop 60 (every fix since TIMED in both).
 TIMED2 = "confirm-time2-qwen1.5b-cpu"
+#: The confirmation in one run: S and Self-Ask on all of dev 101-217 (``--skip 100``), with the code of stop 60 (every
+#: step and fix above in both, nothing tuned on these questions), each question run with both graphs together.
+CLEAN = "confirm-clean-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -323,21 +326,17 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         variants = variants or (DEMOS, S)
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
-    def timed() -> Records:
-        """S and Self-Ask where each question ran both in one run (the time ratio): dev 178-201 and 202-217."""
-        return [*run(TIMED2), *run(TIMED)]
-
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused = stored("focus-reading", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
+    dev_fixed = [after for pairs in ALL_FIXES for part, (_, after) in pairs.items() if "confirmation" not in part and "101-217" not in part]
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, TIMED2, *fixed_runs)}",
+        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CLEAN)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
-                                 ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask", with_fixes(unfit_confirmation(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 1-217: the same two", with_fixes(unfit_everywhere(run), run, *ALL_FIXES), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 178-217, the same two, each question in one run (the time ratio)", timed(), DEMOS_LOOPS, S_UNFIT)])),
+                                 ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask, in one run", run(CLEAN), DEMOS_LOOPS, S_UNFIT),
+                                 ("dev 1-217: the same two (dev 1-100 from the development runs)", [*today_split()[0][1], *run(CLEAN)], DEMOS_LOOPS, S_UNFIT, False)])),
         (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
          lambda: headline_table([("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
@@ -361,6 +360,12 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"The same two in one run, dev 178-201, with every fix since: {where(TIMED2)}",
          lambda: answers_table(run(TIMED2), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"The confirmation in one run: S and Self-Ask on dev 101-217, each question with both graphs together: {where(CLEAN)}",
+         lambda: answers_table(run(CLEAN), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
+        (f"Where the wrong answers were lost, the confirmation in one run: {where(CLEAN)}",
+         lambda: (t := texts()) and stages_table(run(CLEAN), t, [DEMOS_LOOPS, S_UNFIT])),
+        (f"The best a choice among the answers found could do, the confirmation in one run: {where(CLEAN)}",
+         lambda: ceiling_table([("dev 101-217, the confirmation in one run", run(CLEAN))], DEMOS_LOOPS, S_UNFIT)),
         (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
          lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
         (f"The best a choice among the answers found could do, S and Self-Ask with every fix: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
@@ -455,8 +460,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Cost
         (f"Where the recorded seconds go, dev 1-40: {where(BASE40)}", lambda: time_table(run(BASE40), ["sunar", "self_ask", *BASELINES[:2], *BASELINES[3:]])),
         (f"Wall seconds by node, `sunar`, dev 101-200 (every call computed in the run): {where(DEV200)}", lambda: node_table(run(DEV200), "sunar")),
-        (f"Wall seconds by node, S where a doubted answer acts, its confidence step sampling only what is read, dev 178-217 (the questions it computed in its run): {where(TIMED, TIMED2)}",
-         lambda: node_table([r for r in timed() if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
+        (f"Wall seconds by node, S as the `cpu` profile runs it, the confirmation in one run (the questions it computed in its run): {where(CLEAN)}",
+         lambda: node_table([r for r in run(CLEAN) if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
         # Scale and serving
         (f"The index's cost curve: {scale[1]}", lambda: scale_table(scale[0])),
         (f"Time to the answer through `serve-openai`, streamed, `sunar` on the embedded model, dev 1-5: {served[1]}", lambda: first_token_table(served[0])),
