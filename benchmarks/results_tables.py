@@ -336,7 +336,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CLEAN)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask, in one run", run(CLEAN), DEMOS_LOOPS, S_UNFIT),
-                                 ("dev 1-217: the same two (dev 1-100 from the development runs)", [*today_split()[0][1], *run(CLEAN)], DEMOS_LOOPS, S_UNFIT, False)])),
+                                 ("dev 1-217: the same two (dev 1-100 from the development runs)", [*dict(today_split())["dev 1-100"], *run(CLEAN)], DEMOS_LOOPS, S_UNFIT, False)])),
         (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
          lambda: headline_table([("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
                                  ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
