@@ -94,8 +94,6 @@ UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
 UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
 #: ... and it beside Self-Ask in one run, for the time: dev 202-217 (the confirmation's last questions).
 TIMED = "confirm-time-qwen1.5b-cpu"
-#: ... and again on dev 178-201, the same two in one run with the code of stop 60 (every fix since TIMED in both).
-TIMED2 = "confirm-time2-qwen1.5b-cpu"
 #: The confirmation in one run: S and Self-Ask on all of dev 101-217 (``--skip 100``), with the code of stop 60 (every
 #: step and fix above in both, nothing tuned on these questions), each question run with both graphs together.
 CLEAN = "confirm-clean-qwen1.5b-cpu"
@@ -331,7 +329,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused = stored("focus-reading", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
-    dev_fixed = [after for pairs in ALL_FIXES for part, (_, after) in pairs.items() if "confirmation" not in part and "101-217" not in part]
+    dev = dev_ids(run)
+    dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
     out: list[tuple[str, Callable[[], str | None]]] = [
         (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CLEAN)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
@@ -356,18 +355,12 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
         (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
          lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
-        (f"S where a doubted answer acts and Self-Ask in one run, for the time, dev 202-217: {where(TIMED)}",
-         lambda: answers_table(run(TIMED), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
-        (f"The same two in one run, dev 178-201, with every fix since: {where(TIMED2)}",
-         lambda: answers_table(run(TIMED2), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"The confirmation in one run: S and Self-Ask on dev 101-217, each question with both graphs together: {where(CLEAN)}",
          lambda: answers_table(run(CLEAN), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"Where the wrong answers were lost, the confirmation in one run: {where(CLEAN)}",
          lambda: (t := texts()) and stages_table(run(CLEAN), t, [DEMOS_LOOPS, S_UNFIT])),
         (f"The best a choice among the answers found could do, the confirmation in one run: {where(CLEAN)}",
          lambda: ceiling_table([("dev 101-217, the confirmation in one run", run(CLEAN))], DEMOS_LOOPS, S_UNFIT)),
-        (f"Where the wrong answers were lost, S where a doubted answer acts and Self-Ask, the confirmation: {where(CONFIRM, UNFIT_CONFIRM)}",
-         lambda: (t := texts()) and stages_table(unfit_confirmation(run), t, [DEMOS_LOOPS, S_UNFIT])),
         (f"The best a choice among the answers found could do, S and Self-Ask with every fix: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
          lambda: ceiling_table(today_split(), DEMOS_LOOPS, S_UNFIT)),
         (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*pair_runs(FIXES))}",
