@@ -92,3 +92,22 @@ def test_eval_with_an_invalid_utf8_questions_file_names_the_line(tmp_path):
                         "--index", str(tmp_path / "index"), "--out", str(tmp_path / "out"))
     assert "q.jsonl line 2: not valid UTF-8 (byte 0xe9" in one_error_line(result)
     assert not (tmp_path / "index").exists()
+
+
+@pytest.mark.parametrize("step", [["setup"], ["setup-webui"]])
+def test_run_setup_on_a_full_disk_says_so_and_installs_nothing(tmp_path, step):
+    """``./run`` on a disk with 1 GB free (a ``df`` on PATH says so): one error line before pip
+    starts, rather than pip's OSError half way through an install."""
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "run").write_bytes((root / "run").read_bytes())
+    (tmp_path / "run").chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text("")
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "df").write_text("#!/bin/sh\necho 'Filesystem 1024-blocks Used Available Capacity Mounted on'\necho '/dev/x 9999999 8999999 1048576 90% /'\n")
+    (shims / "df").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}", "SUNAR_VENV": str(tmp_path / "venv"), "SUNAR_WEBUI_VENV": str(tmp_path / "webui")}
+    result = subprocess.run([str(tmp_path / "run"), *step], capture_output=True, timeout=60, env=env)
+    line = one_error_line(result)
+    assert "needs about" in line and "which has 1 GB" in line, line
+    assert not (tmp_path / "venv").exists() and not (tmp_path / "webui").exists()
