@@ -135,6 +135,15 @@ def first_token_table(path: Path, skip: int = 1) -> str:
                  [[label, f"{median('first_step'):.1f} s", f"{median('first_answer_token'):.1f} s", f"{median('answer'):.1f} s", f"{after:.1f} s"]])
 
 
+def reading_demos_table(path: Path) -> str:
+    """A hop read with and without reading demonstrations (``bench_reading_demos``'s results.json): per
+    metric, each way's right readings, and the demonstrations' wins and losses against the product's reading."""
+    found = json.loads(path.read_text())["summary"]
+    names = {"cover_em": "cover-EM", "em": "EM"}
+    rows = [[names[metric], str(s["read"]), *(str(n) for n in s["right"].values()), versus(s)] for metric, s in found.items()]
+    return table(["metric", "last steps read", "right as the product reads", "right after 2 reading demonstrations", "right / wrong where the product's reading was not (sign test p)"], rows)
+
+
 def focus_table(path: Path) -> str:
     """First sub-questions read from the pages they name in three orders (``bench_focus``'s results.json):
     each order's readings that found the data's first bridge, and its wins and losses against the named

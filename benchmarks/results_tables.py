@@ -47,6 +47,7 @@ from benchmarks.results_stored import (
     judges_table,
     nar_stop_table,
     probe_table,
+    reading_demos_table,
     rescoring_table,
     scale_table,
 )
@@ -327,7 +328,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
-    focused = stored("focus-reading", "results.json")
+    focused, demos = stored("focus-reading", "results.json"), stored("reading-demos", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -374,6 +375,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                      ("The bridge rule", BRIDGE_TO_LAST, ("before", "with it")))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
          lambda: focus_table(focused[0])),
+        (f"A hop's last gold step read from its gold page among distractors, with and without worked readings of similar steps, dev 1-100: {demos[1]}",
+         lambda: reading_demos_table(demos[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",
