@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from sunar.commands import ask, data, evals, serve
 from sunar.commands.serve import cmd_serve_openai  # noqa: F401  (the server command, as tests and users reach it)
-from sunar.errors import SunarError
+from sunar.errors import SunarError, disk_full
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,9 +52,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):  # the rest goes nowhere (and flushing it at exit raises nothing)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except Exception as exc:  # a bug: still one line, with the way to the details
+    except Exception as exc:  # a full disk, else a bug: still one line, with the way to the details
         if args.debug:
             raise
+        full = disk_full(exc)
+        if full is not None:
+            print(f"error: {full}", file=sys.stderr)
+            return 1
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(f"error: unexpected {type(exc).__name__}: {first} (rerun with --debug for details)", file=sys.stderr)
         return 2

@@ -5,6 +5,9 @@ Every failure a user can fix (bad input, missing index, model server down) is ra
 traceback; anything else is a bug.
 """
 
+import errno
+import sqlite3
+
 
 class SunarError(RuntimeError):
     """A user-facing error: one line, with the fix. (A RuntimeError: the LangGraph server shows the
@@ -27,3 +30,19 @@ class ConfigurationError(SunarError, ValueError):
 class RunCancelled(SunarError):
     """A run stopped before its end because its client went away or the server is shutting down
     (:mod:`sunar.cancel`)."""
+
+
+class DiskFull(SunarError):
+    """The disk ran out of space: nothing more can be written until some is freed."""
+
+
+def disk_full(exc: BaseException) -> DiskFull | None:
+    """The :class:`DiskFull` error for ``exc`` when it says the disk is full (an OSError with ENOSPC or
+    EDQUOT, SQLite's "database or disk is full"), else None."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" writing {exc.filename}" if exc.filename else ""
+    elif isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc):
+        where = " writing a SQLite database"
+    else:
+        return None
+    return DiskFull(f"the disk is full{where}: free some space and run the same command again (an eval goes on where it stopped)")

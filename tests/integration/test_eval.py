@@ -298,3 +298,34 @@ def test_one_run_at_a_time_writes_to_an_output_directory_and_a_dead_runs_lock_is
         holder.wait()
     with exclusive(out):
         pass
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_the_eval_with_one_line_and_a_rerun_goes_on(tmp_path, demo_index, demo_corpus, oracle, monkeypatch, capsys):
+    """The disk fills while the second question is answered: the run stops there (every later
+    question would fail the same way) with an error that says so, the first question's records are
+    kept, and once there is room the same command goes on without asking the LLM for them again."""
+    import errno
+
+    from sunar import cli
+    from sunar.evals import run as eval_run
+
+    made = eval_run.prediction
+
+    def filling(q, variant, result, wall):
+        if q.id == "demo-2":
+            raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "run" / "llm-cache.sqlite"))
+        return made(q, variant, result, wall)
+
+    monkeypatch.setattr(eval_run, "prediction", filling)
+    monkeypatch.setattr(eval_run, "run_eval", lambda *a, **k: run_eval(settings(tmp_path, demo_index, demo_corpus), progress=False))  # what `sunar eval` runs
+    assert cli.main(["eval", "--questions", QUESTIONS, "--corpus", str(demo_corpus), "--out", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"error: the disk is full writing {tmp_path / 'run' / 'llm-cache.sqlite'}: free some space and run the same command again (an eval goes on where it stopped)"
+    out = tmp_path / "run" / "predictions.jsonl"
+    assert {(r["id"], r["variant"]) for r in read_predictions(out)} == {("demo-1", "sunar"), ("demo-1", "self_ask")}  # no error records
+    monkeypatch.setattr(eval_run, "prediction", made)
+    calls = len(oracle.calls)
+    run_eval(settings(tmp_path, demo_index, demo_corpus), progress=False)
+    assert len(read_predictions(out)) == 6 and all("error" not in r for r in read_predictions(out))
+    assert len(oracle.calls) > calls  # demo-2 and demo-3 answered now

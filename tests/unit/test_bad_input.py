@@ -217,3 +217,18 @@ def test_a_failing_cache_write_keeps_the_answer_and_warns_once(tmp_path, caplog)
     warnings = [r.getMessage() for r in caplog.records if "cannot write to the LLM call cache" in r.getMessage()]
     assert len(warnings) == 1 and "readonly" in warnings[0]
     assert cache.count() == 0
+
+
+def test_a_full_disk_is_told_apart_from_other_errors():
+    import errno
+    import sqlite3
+
+    from sunar.errors import DiskFull, disk_full
+
+    full = disk_full(OSError(errno.ENOSPC, "No space left on device", "/data/run/predictions.jsonl"))
+    assert isinstance(full, DiskFull) and str(full).startswith("the disk is full writing /data/run/predictions.jsonl: free some space")
+    assert str(disk_full(OSError(errno.EDQUOT, "Disk quota exceeded"))).startswith("the disk is full: ")
+    assert "SQLite" in str(disk_full(sqlite3.OperationalError("database or disk is full")))
+    assert disk_full(OSError(errno.EACCES, "Permission denied", "/data")) is None
+    assert disk_full(sqlite3.OperationalError("database is locked")) is None
+    assert disk_full(ValueError("disk is full")) is None
