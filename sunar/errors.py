@@ -45,4 +45,4 @@ def disk_full(exc: BaseException) -> DiskFull | None:
         where = " writing a SQLite database"
     else:
         return None
-    return DiskFull(f"the disk is full{where}: free some space and run the same command again (an eval goes on where it stopped)")
+    return DiskFull(f"the disk is full{where}: free some space and run the same command again (an eval or an index build goes on where it stopped)")

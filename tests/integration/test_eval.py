@@ -321,7 +321,7 @@ def test_a_full_disk_stops_the_eval_with_one_line_and_a_rerun_goes_on(tmp_path, 
     monkeypatch.setattr(eval_run, "run_eval", lambda *a, **k: run_eval(settings(tmp_path, demo_index, demo_corpus), progress=False))  # what `sunar eval` runs
     assert cli.main(["eval", "--questions", QUESTIONS, "--corpus", str(demo_corpus), "--out", str(tmp_path / "run")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == f"error: the disk is full writing {tmp_path / 'run' / 'llm-cache.sqlite'}: free some space and run the same command again (an eval goes on where it stopped)"
+    assert err[-1] == f"error: the disk is full writing {tmp_path / 'run' / 'llm-cache.sqlite'}: free some space and run the same command again (an eval or an index build goes on where it stopped)"
     out = tmp_path / "run" / "predictions.jsonl"
     assert {(r["id"], r["variant"]) for r in read_predictions(out)} == {("demo-1", "sunar"), ("demo-1", "self_ask")}  # no error records
     monkeypatch.setattr(eval_run, "prediction", made)
