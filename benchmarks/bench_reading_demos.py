@@ -41,6 +41,11 @@ from sunar.text import normalize_answer
 WAYS = ("as the product reads", "after reading demonstrations")
 
 
+def records(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file, blank lines skipped."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def words(text: str) -> set[str]:
     return set(normalize_answer(text).split())
 
@@ -126,9 +131,9 @@ def main(argv: list[str] | None = None) -> None:
     add_data_argument(p)
     args = p.parse_args(argv)
     folder = data_dir(args.data)
-    corpus = {r["id"]: {"title": r["title"], "text": r["text"]} for r in map(json.loads, (folder / "corpus.jsonl").read_text().splitlines()) if r}
-    dev = {r["question"]: r for r in map(json.loads, (folder / "dev.jsonl").read_text().splitlines()) if r}
-    pool = [json.loads(line) for line in SHIPPED_POOL.read_text().splitlines() if line.strip()]
+    corpus = {r["id"]: {"title": r["title"], "text": r["text"]} for r in records(folder / "corpus.jsonl")}
+    dev = {r["question"]: r for r in records(folder / "dev.jsonl")}
+    pool = records(SHIPPED_POOL)
     steps = steps_of(pool, dev, {i: d["title"] for i, d in corpus.items()})
     from sunar.models.providers import make_llm
 

@@ -84,3 +84,10 @@ def test_each_way_is_graded_and_the_demonstrations_counted_against_the_product()
     got = summary([row, row, worse])
     assert got["em"]["right"] == {WAYS[0]: 1, WAYS[1]: 2} and (got["em"]["wins"], got["em"]["losses"]) == (2, 1)
     assert got["cover_em"]["right"] == {WAYS[0]: 3, WAYS[1]: 2} and (got["cover_em"]["wins"], got["cover_em"]["losses"]) == (0, 1)
+
+
+def test_the_data_files_are_read_line_by_line_skipping_blank_ones(tmp_path):
+    from benchmarks.bench_reading_demos import records
+
+    (tmp_path / "dev.jsonl").write_text('{"id": "m"}\n\n{"id": "w"}\n')
+    assert records(tmp_path / "dev.jsonl") == [{"id": "m"}, {"id": "w"}]
