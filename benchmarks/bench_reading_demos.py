@@ -34,15 +34,17 @@ from benchmarks import add_data_argument, data_dir
 from sunar.configuration import Configuration
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison
 from sunar.prompts.answer import SCHEMA, answer_messages, ask_message, read_answer, short_call
-from sunar.prompts.demonstrations import SHIPPED_POOL, shape
+from sunar.prompts.demonstrations import Demonstration, likeness, load_pool, shape
 from sunar.prompts.structured import as_reply
+from sunar.stores.corpus import read_corpus
 from sunar.text import normalize_answer
 
 WAYS = ("as the product reads", "after reading demonstrations")
 
 
 def records(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON Lines file, blank lines skipped."""
+    """The dev records of a JSON Lines file, blank lines skipped, read raw: 2Wiki's ``evidence_triples``
+    are not in :class:`sunar.evals.data.Question`."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -59,14 +61,14 @@ def page_of(record: Mapping[str, Any], k: int, titles: Mapping[str, str]) -> str
     return max(pages, key=lambda i: (len(subject & words(titles.get(i, ""))), i == pages[min(k, len(pages) - 1)]))
 
 
-def steps_of(pool: Sequence[Mapping[str, Any]], dev: Mapping[str, Mapping[str, Any]], titles: Mapping[str, str]) -> list[dict[str, Any]]:
+def steps_of(pool: Sequence[Demonstration], dev: Mapping[str, Mapping[str, Any]], titles: Mapping[str, str]) -> list[dict[str, Any]]:
     """Every step of the pool's decompositions: its question and answer, its gold page, and its dev
     question's id, gold pages and page pool; the last step's golds are the question's answers."""
     out = []
-    for demo in pool:
-        record = dev[demo["question"]]
-        for k, (question, answer) in enumerate(demo["steps"]):
-            last = k == len(demo["steps"]) - 1
+    for asked, steps, _ in pool:
+        record = dev[asked]
+        for k, (question, answer) in enumerate(steps):
+            last = k == len(steps) - 1
             out.append({"id": record["id"], "question": question, "answer": answer, "page": page_of(record, k, titles), "last": last,
                         "supporting": list(record["supporting_ids"]), "pool": list(record["pool_ids"]), "golds": list(record["answers"]) if last else [answer]})
     return out
@@ -87,13 +89,8 @@ def demonstrations(step: Mapping[str, Any], steps: Sequence[Mapping[str, Any]], 
     """The ``k`` steps shaped most like ``step`` (Jaccard of :func:`shape`; ties in order), none from a
     question that shares a gold page with its own; the closest last, nearest the question."""
     mine, own = shape(step["question"]), set(step["supporting"])
-
-    def similarity(other: Mapping[str, Any]) -> float:
-        theirs = shape(other["question"])
-        return len(mine & theirs) / len(mine | theirs) if mine | theirs else 0.0
-
     allowed = [o for o in steps if not own & set(o["supporting"])]
-    return sorted(allowed, key=lambda o: -similarity(o))[:k][::-1]
+    return sorted(allowed, key=lambda o: -likeness(mine, o["question"]))[:k][::-1]
 
 
 def messages(step: Mapping[str, Any], pages: Sequence[Mapping[str, str]], demos: Sequence[Mapping[str, Any]], corpus: Mapping[str, Mapping[str, str]]) -> list[BaseMessage]:
@@ -131,10 +128,9 @@ def main(argv: list[str] | None = None) -> None:
     add_data_argument(p)
     args = p.parse_args(argv)
     folder = data_dir(args.data)
-    corpus = {r["id"]: {"title": r["title"], "text": r["text"]} for r in records(folder / "corpus.jsonl")}
+    corpus = {d.id: {"title": d.title, "text": d.text} for d in read_corpus(folder / "corpus.jsonl")}
     dev = {r["question"]: r for r in records(folder / "dev.jsonl")}
-    pool = records(SHIPPED_POOL)
-    steps = steps_of(pool, dev, {i: d["title"] for i, d in corpus.items()})
+    steps = steps_of(load_pool(""), dev, {i: d["title"] for i, d in corpus.items()})
     from sunar.models.providers import make_llm
 
     llm, cfg = make_llm(args.llm), Configuration(llm=args.llm)

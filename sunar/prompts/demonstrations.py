@@ -116,6 +116,12 @@ def shape(question: str) -> frozenset[str]:
     return frozenset(normalize_answer(_NAMES.sub(" ", question[:1].lower() + question[1:])).split())
 
 
+def likeness(shaped: frozenset[str], question: str) -> float:
+    """How alike ``question`` is shaped to a question whose :func:`shape` is ``shaped``: the Jaccard of the two."""
+    theirs = shape(question)
+    return len(shaped & theirs) / len(shaped | theirs) if shaped | theirs else 0.0
+
+
 @functools.cache
 def load_pool(path: str) -> tuple[Demonstration, ...]:
     """The pool at ``path`` ("" for the shipped one), read once per process."""
@@ -142,10 +148,5 @@ def retrieve(question: str, pool: Sequence[Demonstration], k: int) -> list[Demon
     if k <= 0:
         return []
     own, mine = normalize_answer(question), shape(question)
-
-    def similarity(demo: Demonstration) -> float:
-        theirs = shape(demo[0])
-        return len(mine & theirs) / len(mine | theirs) if mine | theirs else 0.0
-
-    ranked = sorted((d for d in pool if normalize_answer(d[0]) != own), key=lambda d: -similarity(d))
+    ranked = sorted((d for d in pool if normalize_answer(d[0]) != own), key=lambda d: -likeness(mine, d[0]))
     return ranked[:k][::-1]

@@ -30,8 +30,8 @@ MUSIQUE = {"id": "m", "question": "Where was the director of Ronnie Rocket born?
 WIKI = {"id": "w", "question": "Where was the director of film The Hateful Eight born?", "answers": ["Knoxville"],
         "supporting_ids": ["q2", "q1"], "pool_ids": ["q1", "q2", "p4"],
         "evidence_triples": [["The Hateful Eight", "director", "Quentin Tarantino"], ["Quentin Tarantino", "place of birth", "Knoxville"]]}
-POOL = [{"question": MUSIQUE["question"], "steps": [["Who directed Ronnie Rocket?", "David Lynch"], ["Where was David Lynch born?", "Missoula"]]},
-        {"question": WIKI["question"], "steps": [["Who directed The Hateful Eight?", "Quentin Tarantino"], ["Where was Quentin Tarantino born?", "Knoxville"]]}]
+POOL = [(MUSIQUE["question"], [("Who directed Ronnie Rocket?", "David Lynch"), ("Where was David Lynch born?", "Missoula")], "Missoula"),
+        (WIKI["question"], [("Who directed The Hateful Eight?", "Quentin Tarantino"), ("Where was Quentin Tarantino born?", "Knoxville")], "Knoxville")]  # as load_pool reads them
 TITLES = {i: d["title"] for i, d in CORPUS.items()}
 
 
