@@ -120,6 +120,38 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def reading_setup(data: str | None, llm_spec: str, questions: int | None = None) -> tuple[dict[str, dict[str, str]], list[dict[str, Any]], Any, Configuration, Callable[[list[BaseMessage]], str]]:
+    """What a reading benchmark needs: the corpus, the pool's steps (its first ``questions`` questions'),
+    the LLM, its configuration, and a greedy reader under the answer prompt's call."""
+    folder = data_dir(data)
+    corpus = {d.id: {"title": d.title, "text": d.text} for d in read_corpus(folder / "corpus.jsonl")}
+    dev = {r["question"]: r for r in records(folder / "dev.jsonl")}
+    steps = steps_of(load_pool("")[:questions], dev, {i: d["title"] for i, d in corpus.items()})
+    from sunar.models.providers import make_llm
+
+    llm, cfg = make_llm(llm_spec), Configuration(llm=llm_spec)
+
+    def ask(prompt: list[BaseMessage]) -> str:
+        return read_answer(str(llm.generate(prompt, temperature=0.0, **short_call(cfg, SCHEMA)).content))
+
+    return corpus, steps, llm, cfg, ask
+
+
+def read_resumably(out: Path, start: dict[str, Any], todo: Sequence[tuple[str, Callable[[], dict[str, Any]]]],
+                   summarise: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> dict[str, Any]:
+    """Each (key, read) of ``todo`` whose key ``out`` does not hold yet, read and saved with the summary
+    after each (``start`` when ``out`` does not exist); the whole record at the end."""
+    done = json.loads(out.read_text()) if out.exists() else start
+    for key, read in todo:
+        if key in done["rows"]:
+            continue
+        done["rows"][key] = read()
+        done["summary"] = summarise(list(done["rows"].values()))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n")
+    return done
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--k", type=int, default=2, help="reading demonstrations shown (default 2, as the decomposition's)")
@@ -127,25 +159,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/reading-demos/results.json"))
     add_data_argument(p)
     args = p.parse_args(argv)
-    folder = data_dir(args.data)
-    corpus = {d.id: {"title": d.title, "text": d.text} for d in read_corpus(folder / "corpus.jsonl")}
-    dev = {r["question"]: r for r in records(folder / "dev.jsonl")}
-    steps = steps_of(load_pool(""), dev, {i: d["title"] for i, d in corpus.items()})
-    from sunar.models.providers import make_llm
-
-    llm, cfg = make_llm(args.llm), Configuration(llm=args.llm)
-
-    def ask(prompt: list[BaseMessage]) -> str:
-        return read_answer(str(llm.generate(prompt, temperature=0.0, **short_call(cfg, SCHEMA)).content))
-
-    done = json.loads(args.out.read_text()) if args.out.exists() else {"llm": args.llm, "k": args.k, "rows": {}}
-    for step in (s for s in steps if s["last"]):
-        if step["id"] in done["rows"]:
-            continue
-        done["rows"][step["id"]] = read_both(step, steps, corpus, args.k, ask)
-        done["summary"] = summary(list(done["rows"].values()))
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n")
+    corpus, steps, _, _, ask = reading_setup(args.data, args.llm)
+    todo = [(s["id"], lambda s=s: read_both(s, steps, corpus, args.k, ask)) for s in steps if s["last"]]
+    done = read_resumably(args.out, {"llm": args.llm, "k": args.k, "rows": {}}, todo, summary)
     print(json.dumps(done.get("summary"), indent=1))
 
 
