@@ -144,6 +144,21 @@ def reading_demos_table(path: Path) -> str:
     return table(["metric", "last steps read", "right as the product reads", "right after 2 reading demonstrations", "right / wrong where the product's reading was not (sign test p)"], rows)
 
 
+def reading_orders_table(path: Path) -> str:
+    """A hop's gold steps read in three orders (``bench_reading_orders``'s results.json): per step kind and
+    metric, each order's right readings and their vote's, the vote against the first order, how often the
+    orders split where the first reading was right and where it was wrong, and what a read costs."""
+    found = json.loads(path.read_text())["summary"]
+    seconds = found.pop("median seconds")
+    names = {"cover_em": "cover-EM", "em": "EM"}
+    rows = [[kind, names[metric], str(s["read"]), *(str(n) for n in s["right"].values()), versus(s), f"{s['split when right']} / {s['split when wrong']}"]
+            for kind, metrics in found.items() for metric, s in metrics.items()]
+    rows.append(["(median seconds a read)", "-", "-", *(f"{seconds[w]:.1f} s" for w in ("as ranked", "reversed", "rotated by 2")), "-",
+                 f"a temperature sample of the first order's prompt: {seconds['a sample']:.1f} s", "-"])
+    return table(["steps", "metric", "read", "right as ranked", "right reversed", "right rotated by 2", "right by the three's vote",
+                  "vote: right / wrong where the first order was not (sign test p)", "orders split: first reading right / wrong"], rows)
+
+
 def focus_table(path: Path) -> str:
     """First sub-questions read from the pages they name in three orders (``bench_focus``'s results.json):
     each order's readings that found the data's first bridge, and its wins and losses against the named

@@ -48,6 +48,7 @@ from benchmarks.results_stored import (
     nar_stop_table,
     probe_table,
     reading_demos_table,
+    reading_orders_table,
     rescoring_table,
     scale_table,
 )
@@ -329,6 +330,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused, demos = stored("focus-reading", "results.json"), stored("reading-demos", "results.json")
+    orders = stored("reading-orders", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -377,6 +379,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: focus_table(focused[0])),
         (f"A hop's last gold step read from its gold page among distractors, with and without worked readings of similar steps, dev 1-100: {demos[1]}",
          lambda: reading_demos_table(demos[0])),
+        (f"A hop's gold steps read from their pages in three orders, dev 1-100's first 20 questions: {orders[1]}",
+         lambda: reading_orders_table(orders[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",

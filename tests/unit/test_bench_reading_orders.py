@@ -72,3 +72,21 @@ def test_reading_goes_on_where_it_stopped(tmp_path):
     assert first["summary"] == {"rows": 2} and read == ["a", "bb"]
     again = read_resumably(out, {"rows": {}}, todo(["a", "bb", "ccc"]), total)
     assert read == ["a", "bb", "ccc"] and again["rows"]["ccc"] == {"n": 3} and again["summary"] == {"rows": 3}
+
+
+def test_the_stored_summary_is_a_table_of_each_kind_and_the_cost(tmp_path):
+    import json
+
+    from benchmarks.results_stored import reading_orders_table
+
+    def row(last, first, others):
+        answers = {ORDERS[0]: first, ORDERS[1]: others, ORDERS[2]: others, "vote": vote([first, others, others])}
+        return {"last": last, "split": split([first, others, others]), "cover_em": {w: a == "Paris" for w, a in answers.items()},
+                "em": {w: a == "Paris" for w, a in answers.items()}, "seconds": {ORDERS[0]: 20.0, "a sample": 1.5, ORDERS[1]: 19.0, ORDERS[2]: 18.0}}
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"summary": summary([row(False, "Rome", "Paris"), row(True, "Paris", "Paris")])}))
+    lines = reading_orders_table(path).splitlines()
+    assert lines[2] == "| first steps | cover-EM | 1 | 0 | 1 | 1 | 1 | 1 / 0 (p = 1.00) | 0 / 1 |"
+    assert lines[5] == "| last steps | EM | 1 | 1 | 1 | 1 | 1 | 0 / 0 (p = 1.00) | 0 / 0 |"
+    assert "19.0 s" in lines[6] and "a temperature sample of the first order's prompt: 1.5 s" in lines[6]
