@@ -6,8 +6,10 @@ complement each other; BM25 keeps that split with a model-free sparse ranker.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -15,9 +17,19 @@ from sunar.errors import IndexNotReady
 from sunar.stores.corpus import Document
 
 
-def _tokenize(texts: Sequence[str]) -> list[list[str]]:
+def _bm25s() -> ModuleType:
+    """bm25s, imported where first needed. Its import sets its own logger to DEBUG ("Building index from
+    IDs objects" on every build, under ``sunar``'s quiet setting for it); the level chosen before is put back."""
+    log = logging.getLogger("bm25s")
+    chosen = log.level
     import bm25s
 
+    log.setLevel(chosen)
+    return bm25s
+
+
+def _tokenize(texts: Sequence[str]) -> list[list[str]]:
+    bm25s = _bm25s()
     return bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
 
 
@@ -37,8 +49,7 @@ class BM25Index:
 
     @classmethod
     def build(cls, docs: Sequence[Document]) -> BM25Index:
-        import bm25s
-
+        bm25s = _bm25s()
         retriever = bm25s.BM25()
         tokens = bm25s.tokenize([d.content for d in docs], stopwords="en", show_progress=False)
         retriever.index(tokens, show_progress=False)
@@ -49,8 +60,7 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: Path, doc_ids: Sequence[str]) -> BM25Index:
-        import bm25s
-
+        bm25s = _bm25s()
         try:
             retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
         except (OSError, ValueError) as exc:

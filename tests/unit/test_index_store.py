@@ -4,6 +4,7 @@ cache's partial files. (Building with MiniLM, and killing builds: tests/integrat
 
 import contextlib
 import json
+import logging
 import os
 import re
 import socket
@@ -306,3 +307,19 @@ def test_stored_vectors_come_back_in_the_order_asked_and_a_missing_one_is_named(
     assert got.dtype == np.float32 and np.allclose(got, vectors[order], atol=1e-6)
     with pytest.raises(IndexNotReady, match=r"lacks vectors for 1 documents \(e.g. nowhere\)"):
         store.vectors(["d3", "nowhere", "d1"])
+
+
+def test_building_bm25_logs_at_the_level_chosen_before_bm25s_is_imported():
+    """bm25s sets its own logger to DEBUG when imported, so a quiet CLI printed "Building index from IDs
+    objects" on every first run; checked in a fresh interpreter, where bm25s is not imported yet."""
+    script = textwrap.dedent("""
+        import logging, sys
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+        from sunar.stores.bm25 import BM25Index
+        from sunar.stores.corpus import Document
+        BM25Index.build([Document(id="a", title="Kalmar", text="Kalmar Castle is in Sweden.")])
+        print(logging.getLogger("bm25s").level)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert "Building index" not in done.stderr and done.stdout.strip() == str(logging.WARNING)

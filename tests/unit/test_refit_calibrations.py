@@ -24,3 +24,12 @@ def test_todays_answers_are_the_first_runs_with_each_fixs_rerun_over_them_and_na
 
 def test_the_shipped_calibrations_are_what_a_refit_on_todays_committed_answers_gives():
     assert R.main(["--check"]) == 0
+
+
+def test_a_shipped_calibration_is_the_refit_to_the_last_digits_a_cpu_may_change():
+    shipped = {"kind": "platt", "intercept": -0.6078575082632472, "coef": [1.29], "threshold": float("inf"), "n": 100}
+    assert R.same(shipped, {**shipped, "intercept": -0.6078575082632471})  # fitted on another CPU
+    assert not R.same(shipped, {**shipped, "intercept": -0.6079})
+    assert not R.same(shipped, {**shipped, "coef": [1.29, 0.1]}) and not R.same(shipped, {**shipped, "n": 101})
+    assert not R.same(shipped, {**shipped, "threshold": 0.5}) and not R.same(shipped, {**shipped, "kind": "isotonic"})
+    assert not R.same(shipped, {k: v for k, v in shipped.items() if k != "n"})
