@@ -16,9 +16,9 @@ reports, per step kind, how often each order reads right, the vote of the three 
 agree with, :func:`sunar.signals.agrees`; the first order's on a tie) against the first order's, and how
 often the orders split among right and among wrong first readings: whether the split is a signal worth
 acting on, and what it costs: the seconds of each read, and of one temperature sample of the first order's
-prompt (what a hop's samples cost today). ``--questions N`` reads the steps of the pool's first N questions only (a read takes about 15 s
-here: the three orders share no prompt for llama.cpp to keep). Resumable: a step already in ``--out`` is
-not read again.
+prompt (what a hop's samples cost today). ``--questions N`` reads the steps of the pool's first N questions
+only (a read took about 20 s on an AMD EPYC's 2 cores: the orders share no prompt for llama.cpp to keep).
+Resumable: a step already in ``--out`` is not read again.
 """
 
 from __future__ import annotations
