@@ -33,3 +33,4 @@ def test_a_shipped_calibration_is_the_refit_to_the_last_digits_a_cpu_may_change(
     assert not R.same(shipped, {**shipped, "coef": [1.29, 0.1]}) and not R.same(shipped, {**shipped, "n": 101})
     assert not R.same(shipped, {**shipped, "threshold": 0.5}) and not R.same(shipped, {**shipped, "kind": "isotonic"})
     assert not R.same(shipped, {k: v for k, v in shipped.items() if k != "n"})
+    assert R.same({"ece": float("nan")}, {"ece": float("nan")}) and not R.same({"ece": float("nan")}, {"ece": 0.1})
