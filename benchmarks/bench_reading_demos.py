@@ -102,13 +102,18 @@ def messages(step: Mapping[str, Any], pages: Sequence[Mapping[str, str]], demos:
     return [*plain[:-1], *shown, plain[-1]]
 
 
+def graded(answers: Mapping[str, str], golds: Sequence[str]) -> dict[str, dict[str, bool]]:
+    """Whether each way's answer holds a gold one (cover-EM) and equals one (EM)."""
+    return {"cover_em": {w: bool(cover_em(a, golds)) for w, a in answers.items()}, "em": {w: bool(exact_match(a, golds)) for w, a in answers.items()}}
+
+
 def read_both(step: Mapping[str, Any], steps: Sequence[Mapping[str, Any]], corpus: Mapping[str, Mapping[str, str]], k: int,
               ask: Callable[[list[BaseMessage]], str]) -> dict[str, Any]:
     """One step read both ways (:data:`WAYS`): the answers, and whether each holds and equals a gold one."""
     pages, demos = pages_for(step, corpus), demonstrations(step, steps, k)
     answers = dict(zip(WAYS, (ask(messages(step, pages, [], corpus)), ask(messages(step, pages, demos, corpus))), strict=True))
     return {"question": step["question"], "golds": step["golds"], "demonstrations": [d["question"] for d in demos], "answers": answers,
-            "cover_em": {w: bool(cover_em(a, step["golds"])) for w, a in answers.items()}, "em": {w: bool(exact_match(a, step["golds"])) for w, a in answers.items()}}
+            **graded(answers, step["golds"])}
 
 
 def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

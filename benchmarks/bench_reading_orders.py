@@ -34,8 +34,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from benchmarks import add_data_argument
-from benchmarks.bench_reading_demos import pages_for, read_resumably, reading_setup
-from sunar.evals.metrics import cover_em, exact_match, paired_comparison
+from benchmarks.bench_reading_demos import graded, pages_for, read_resumably, reading_setup
+from sunar.evals.metrics import paired_comparison
 from sunar.prompts.answer import SCHEMA, answer_messages, short_call
 from sunar.signals import agrees
 
@@ -74,8 +74,7 @@ def read_orders(step: Mapping[str, Any], corpus: Mapping[str, Mapping[str, str]]
     shown = {**dict(zip(ORDERS, answers, strict=True)), "vote": vote(answers)}
     timed = dict(zip([ORDERS[0], *(["a sample"] if sample is not None else []), *ORDERS[1:]], seconds, strict=True))
     return {"question": step["question"], "last": step["last"], "golds": step["golds"], "answers": shown, "split": split(answers),
-            "cover_em": {w: bool(cover_em(a, step["golds"])) for w, a in shown.items()},
-            "em": {w: bool(exact_match(a, step["golds"])) for w, a in shown.items()}, "seconds": timed}
+            **graded(shown, step["golds"]), "seconds": timed}
 
 
 def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

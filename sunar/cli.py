@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from sunar.commands import ask, data, evals, serve
 from sunar.commands.serve import cmd_serve_openai  # noqa: F401  (the server command, as tests and users reach it)
-from sunar.errors import SunarError, disk_full
+from sunar.errors import SunarError, disk_full, unexpected
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,8 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if full is not None:
             print(f"error: {full}", file=sys.stderr)
             return 1
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        print(f"error: unexpected {type(exc).__name__}: {first} (rerun with --debug for details)", file=sys.stderr)
+        print(f"error: {unexpected(exc)} (rerun with --debug for details)", file=sys.stderr)
         return 2
 
 

@@ -46,3 +46,9 @@ def disk_full(exc: BaseException) -> DiskFull | None:
     else:
         return None
     return DiskFull(f"the disk is full{where}: free some space and run the same command again (an eval or an index build goes on where it stopped)")
+
+
+def unexpected(exc: BaseException) -> str:
+    """One line for an error no one foresaw (a bug): its type and its message's first line."""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"unexpected {type(exc).__name__}: {first}"

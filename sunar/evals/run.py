@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sunar.baselines.configuration import AnyConfiguration
-from sunar.errors import ModelUnavailable, SunarError, disk_full
+from sunar.errors import ModelUnavailable, SunarError, disk_full, unexpected
 from sunar.evals.data import Question, read_questions
 from sunar.evals.predictions import end_cleanly, error_record, latest, prediction, read_predictions, unpack
 from sunar.files import pid_lock, write_json
@@ -226,8 +226,7 @@ def _run(
                 full = disk_full(exc)
                 if full is not None:  # so would every question after it: stop (a rerun resumes)
                     raise full from None
-                first = str(exc).splitlines()[0] if str(exc) else ""
-                record = error_record(q, variant, f"unexpected {type(exc).__name__}: {first}")
+                record = error_record(q, variant, unexpected(exc))
                 log.warning("%s (%s): %s; recorded, going on", q.id, variant, record["error"], exc_info=log.isEnabledFor(logging.DEBUG))
             with lock:
                 with open(predictions_path, "a", encoding="utf-8") as sink:

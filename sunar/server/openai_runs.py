@@ -25,7 +25,7 @@ from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from sunar.cancel import raise_if_stopped, stoppable
-from sunar.errors import ModelUnavailable, RunCancelled, SunarError
+from sunar.errors import ModelUnavailable, RunCancelled, SunarError, unexpected
 from sunar.server.checkpoints import DURABILITY, unfinished
 from sunar.server.openai_request import Job
 from sunar.streaming import stream_steps
@@ -109,8 +109,7 @@ def failure(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, SunarError):
         return (503 if isinstance(exc, ModelUnavailable | RunCancelled) else 500), str(exc)
     log.error("a run failed", exc_info=exc)
-    first = str(exc).splitlines()[0] if str(exc) else ""
-    return 500, f"unexpected {type(exc).__name__}: {first} (the server's log has the details)"
+    return 500, f"{unexpected(exc)} (the server's log has the details)"
 
 
 def reply_of(state: dict[str, Any]) -> tuple[str, dict[str, int]]:
