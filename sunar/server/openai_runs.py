@@ -25,7 +25,7 @@ from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from sunar.cancel import raise_if_stopped, stoppable
-from sunar.errors import ModelUnavailable, RunCancelled, SunarError, unexpected
+from sunar.errors import DiskFull, ModelUnavailable, RunCancelled, SunarError, disk_full, unexpected
 from sunar.server.checkpoints import DURABILITY, unfinished
 from sunar.server.openai_request import Job
 from sunar.streaming import stream_steps
@@ -105,7 +105,11 @@ async def collected(job: Job, running: set[threading.Event]) -> tuple[list[str],
 
 
 def failure(exc: BaseException) -> tuple[int, str]:
-    """A failed run's status and one line (a bug's traceback goes to the server's log only)."""
+    """A failed run's status and one line (a bug's traceback goes to the server's log only). A full
+    disk (the thread's checkpoint could not be written) is 507 Insufficient Storage, with the fix."""
+    full = exc if isinstance(exc, DiskFull) else disk_full(exc)
+    if full is not None:
+        return 507, str(full)
     if isinstance(exc, SunarError):
         return (503 if isinstance(exc, ModelUnavailable | RunCancelled) else 500), str(exc)
     log.error("a run failed", exc_info=exc)

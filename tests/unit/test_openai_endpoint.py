@@ -7,8 +7,10 @@ tests/integration/test_openai_api.py runs the real server with the real scorer a
 import argparse
 import asyncio
 import contextlib
+import errno
 import json
 import socket
+import sqlite3
 import threading
 import time
 
@@ -20,7 +22,7 @@ from starlette.testclient import TestClient
 from fakes import MemoryIndex, TableScorer, docs, prompt_kind, resources, scripted_llm, self_ask_script
 from sunar import cli
 from sunar.cancel import STOP, stoppable
-from sunar.errors import RunCancelled
+from sunar.errors import DiskFull, RunCancelled
 from sunar.models.llama_cpp import stop_between_tokens
 from sunar.server import openai_api
 from sunar.server.openai_api import MAX_BODY, checked, create_app, failure, run_events
@@ -138,6 +140,32 @@ def assert_too_large(status: int, answer: dict) -> None:
     error = answer["error"]
     assert status == 413 and error["message"] == f"the request body is larger than {MAX_BODY} bytes"
     assert error["type"] == "invalid_request_error" and error["code"] == "request_too_large"
+
+
+def test_a_full_disk_is_507_with_the_fix_streamed_or_not():
+    """A write that fails for want of space mid-run (here as MER starts) ends the run with 507
+    Insufficient Storage and the line that says to free space, not a bug's "unexpected OSError"."""
+    llm = answering_llm()
+    script = llm.chat.script
+
+    def full_at_mer(prompt: str, i: int) -> str:
+        if prompt_kind(prompt) == "mer":
+            raise OSError(errno.ENOSPC, "No space left on device", "/data/threads.sqlite-wal")
+        return script(prompt, i)
+
+    llm.chat.script = full_at_mer
+    app = create_app()
+    app.state.graphs = scripted_graphs(llm)
+    fix = "the disk is full writing /data/threads.sqlite-wal: free some space and run the same command again"
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        out = client.post("/v1/chat/completions", json=ASK)
+        assert out.status_code == 507 and out.json()["error"]["message"].startswith(fix)
+        with client.stream("POST", "/v1/chat/completions", json={**ASK, "stream": True}) as response:
+            lines = [line for line in response.iter_lines() if line]
+    assert lines[-1] == "data: [DONE]" and json.loads(lines[-2].removeprefix("data: "))["error"]["message"].startswith(fix)
+    assert failure(sqlite3.OperationalError("database or disk is full"))[0] == 507
+    assert failure(DiskFull("the disk is full: free some space"))[0] == 507
+    assert failure(OSError(errno.EACCES, "Permission denied"))[0] == 500
 
 
 def test_a_body_declared_over_the_limit_is_refused_before_a_byte_is_read(app):
