@@ -1,8 +1,10 @@
 """The ``openai:<model>`` provider against a real OpenAI-compatible server: llama-cpp-python's own
 (``python -m llama_cpp.server``) serving the project's embedded GGUF (the 0.5B one, for speed),
-started on a free loopback port and stopped after. Label log-probabilities agree with llama.cpp's
-own distribution read in-process, samples honour max_tokens, an unknown model lists the served
-one, and a whole question is answered through ``sunar ask --llm openai:...``."""
+started on a free loopback port with its prompt cache on (as one would serve the product: a prompt
+that begins as an earlier one did, with the worked examples, reads only the rest) and stopped after.
+Label log-probabilities agree with llama.cpp's own distribution read in-process, samples honour
+max_tokens, an unknown model lists the served one, and a whole question is answered through
+``sunar ask --llm openai:...``."""
 
 import json
 import math
@@ -42,7 +44,7 @@ def llama_server(tmp_path_factory):
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-c", SERVER, "--model", str(path), "--model_alias", MODEL, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "4096", "--n_threads", str(os.cpu_count() or 2)],
+             "--n_ctx", "4096", "--n_threads", str(os.cpu_count() or 2), "--cache", "true"],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}/v1"
