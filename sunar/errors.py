@@ -36,16 +36,20 @@ class DiskFull(SunarError):
     """The disk ran out of space: nothing more can be written until some is freed."""
 
 
-def disk_full(exc: BaseException) -> DiskFull | None:
+#: What to do once space is freed, on the command line.
+RERUN = "run the same command again (an eval or an index build goes on where it stopped)"
+
+
+def disk_full(exc: BaseException, then: str = RERUN) -> DiskFull | None:
     """The :class:`DiskFull` error for ``exc`` when it says the disk is full (an OSError with ENOSPC or
-    EDQUOT, SQLite's "database or disk is full"), else None."""
+    EDQUOT, SQLite's "database or disk is full"), else None; its message ends with ``then``."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" writing {exc.filename}" if exc.filename else ""
     elif isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc):
         where = " writing a SQLite database"
     else:
         return None
-    return DiskFull(f"the disk is full{where}: free some space and run the same command again (an eval or an index build goes on where it stopped)")
+    return DiskFull(f"the disk is full{where}: free some space and {then}")
 
 
 def unexpected(exc: BaseException) -> str:

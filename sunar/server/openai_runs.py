@@ -104,10 +104,14 @@ async def collected(job: Job, running: set[threading.Event]) -> tuple[list[str],
     return steps, end
 
 
+#: What a chat client's user does once the server's disk has room again.
+ASK_AGAIN = "send the question again (on the same thread the run goes on from its last saved step)"
+
+
 def failure(exc: BaseException) -> tuple[int, str]:
     """A failed run's status and one line (a bug's traceback goes to the server's log only). A full
-    disk (the thread's checkpoint could not be written) is 507 Insufficient Storage, with the fix."""
-    full = exc if isinstance(exc, DiskFull) else disk_full(exc)
+    disk (the thread's checkpoint could not be written) is 507 Insufficient Storage, with what to do."""
+    full = exc if isinstance(exc, DiskFull) else disk_full(exc, ASK_AGAIN)
     if full is not None:
         return 507, str(full)
     if isinstance(exc, SunarError):

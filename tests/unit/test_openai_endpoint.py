@@ -156,7 +156,7 @@ def test_a_full_disk_is_507_with_the_fix_streamed_or_not():
     llm.chat.script = full_at_mer
     app = create_app()
     app.state.graphs = scripted_graphs(llm)
-    fix = "the disk is full writing /data/threads.sqlite-wal: free some space and run the same command again"
+    fix = "the disk is full writing /data/threads.sqlite-wal: free some space and send the question again (on the same thread"
     with TestClient(app, base_url="http://127.0.0.1") as client:
         out = client.post("/v1/chat/completions", json=ASK)
         assert out.status_code == 507 and out.json()["error"]["message"].startswith(fix)

@@ -1,9 +1,10 @@
 """Conversation threads on the OpenAI-compatible endpoint, in this process on a SQLite checkpointer
 with the scripted models of tests/fakes.py: how a request names its thread, the client's
-conversation as the thread's messages, and a run stopped half-way (its client left) resumed by the
-same question from its last finished step, with no step computed twice.
+conversation as the thread's messages, and a run stopped half-way (its client left, or the disk
+filled) resumed by the same question from its last finished step, with no step computed twice.
 tests/integration/test_postgres_threads.py does it across two server processes on PostgreSQL."""
 
+import errno
 import json
 
 import httpx
@@ -134,6 +135,30 @@ def test_a_run_its_client_left_resumes_from_its_last_step_when_the_same_question
     # no finished step asked the model again: only the calls of the step the stop cut short
     assert whole_calls <= before + after <= whole_calls + SMALL["samples"] and after < whole_calls
     assert not thread_state(app, "left").next
+
+
+def test_a_run_the_full_disk_stopped_goes_on_from_its_last_step_when_the_question_is_sent_again(saver):
+    """What the 507's line says to do: once there is room, the same question on the same thread
+    resumes the failed run; only the step that failed (MER) asks the model again."""
+    llm = answering_llm()
+    script, full = llm.chat.script, {"on": True}
+
+    def filling(prompt: str, i: int) -> str:
+        if full["on"] and prompt_kind(prompt) == "mer":
+            raise OSError(errno.ENOSPC, "No space left on device", "threads.sqlite-wal")
+        return script(prompt, i)
+
+    llm.chat.script = filling
+    app = threaded_app(llm, saver)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        failed = client.post("/v1/chat/completions", json=ASK, headers={"X-Sunar-Thread": "t"})
+        assert failed.status_code == 507 and "send the question again (on the same thread" in failed.json()["error"]["message"]
+        before, full["on"] = len(llm.calls), False
+        again = client.post("/v1/chat/completions", json=ASK, headers={"X-Sunar-Thread": "t"}).json()["choices"][0]["message"]
+    assert reasoning_lines(again["reasoning_content"])[0] == "[thread] resuming the unfinished run on thread t from its last finished step"
+    assert again["content"].startswith("Missoula, Montana\n")
+    assert [prompt_kind(p) for p in llm.calls[before:]][:1] == ["mer"]  # no earlier step asked again
+    assert not thread_state(app, "t").next
 
 
 @pytest.mark.parametrize("change", ["question", "graph"])
