@@ -110,7 +110,8 @@ ASK_AGAIN = "send the question again (on the same thread the run goes on from it
 
 def failure(exc: BaseException) -> tuple[int, str]:
     """A failed run's status and one line (a bug's traceback goes to the server's log only). A full
-    disk (the thread's checkpoint could not be written) is 507 Insufficient Storage, with what to do."""
+    disk (a thread's checkpoint or the LLM cache could not be written) is 507 Insufficient Storage,
+    with what to do."""
     full = exc if isinstance(exc, DiskFull) else disk_full(exc, ASK_AGAIN)
     if full is not None:
         return 507, str(full)
