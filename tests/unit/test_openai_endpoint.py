@@ -142,18 +142,25 @@ def assert_too_large(status: int, answer: dict) -> None:
     assert error["type"] == "invalid_request_error" and error["code"] == "request_too_large"
 
 
+def disk_fills_at_mer(llm, filename: str) -> dict[str, bool]:
+    """Make ``llm``'s MER calls fail as a write to ``filename`` on a full disk would, while the
+    returned flag's ``full`` is true (set it false: space was freed)."""
+    script, disk = llm.chat.script, {"full": True}
+
+    def filling(prompt: str, i: int) -> str:
+        if disk["full"] and prompt_kind(prompt) == "mer":
+            raise OSError(errno.ENOSPC, "No space left on device", filename)
+        return script(prompt, i)
+
+    llm.chat.script = filling
+    return disk
+
+
 def test_a_full_disk_is_507_with_the_fix_streamed_or_not():
     """A write that fails for want of space mid-run (here as MER starts) ends the run with 507
     Insufficient Storage and the line that says to free space, not a bug's "unexpected OSError"."""
     llm = answering_llm()
-    script = llm.chat.script
-
-    def full_at_mer(prompt: str, i: int) -> str:
-        if prompt_kind(prompt) == "mer":
-            raise OSError(errno.ENOSPC, "No space left on device", "/data/threads.sqlite-wal")
-        return script(prompt, i)
-
-    llm.chat.script = full_at_mer
+    disk_fills_at_mer(llm, "/data/threads.sqlite-wal")
     app = create_app()
     app.state.graphs = scripted_graphs(llm)
     fix = "the disk is full writing /data/threads.sqlite-wal: free some space and send the question again (on the same thread"

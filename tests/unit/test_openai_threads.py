@@ -4,7 +4,6 @@ conversation as the thread's messages, and a run stopped half-way (its client le
 filled) resumed by the same question from its last finished step, with no step computed twice.
 tests/integration/test_postgres_threads.py does it across two server processes on PostgreSQL."""
 
-import errno
 import json
 
 import httpx
@@ -18,6 +17,7 @@ from test_openai_endpoint import (
     SMALL,
     Q,
     answering_llm,
+    disk_fills_at_mer,
     run_threads,
     scripted_graphs,
     serving,
@@ -141,19 +141,12 @@ def test_a_run_the_full_disk_stopped_goes_on_from_its_last_step_when_the_questio
     """What the 507's line says to do: once there is room, the same question on the same thread
     resumes the failed run; only the step that failed (MER) asks the model again."""
     llm = answering_llm()
-    script, full = llm.chat.script, {"on": True}
-
-    def filling(prompt: str, i: int) -> str:
-        if full["on"] and prompt_kind(prompt) == "mer":
-            raise OSError(errno.ENOSPC, "No space left on device", "threads.sqlite-wal")
-        return script(prompt, i)
-
-    llm.chat.script = filling
+    disk = disk_fills_at_mer(llm, "threads.sqlite-wal")
     app = threaded_app(llm, saver)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         failed = client.post("/v1/chat/completions", json=ASK, headers={"X-Sunar-Thread": "t"})
         assert failed.status_code == 507 and "send the question again (on the same thread" in failed.json()["error"]["message"]
-        before, full["on"] = len(llm.calls), False
+        before, disk["full"] = len(llm.calls), False
         again = client.post("/v1/chat/completions", json=ASK, headers={"X-Sunar-Thread": "t"}).json()["choices"][0]["message"]
     assert reasoning_lines(again["reasoning_content"])[0] == "[thread] resuming the unfinished run on thread t from its last finished step"
     assert again["content"].startswith("Missoula, Montana\n")
