@@ -184,3 +184,16 @@ def test_mer_with_an_empty_final_answer_is_asked_once_more():
     out, _ = run_with_mer("[Answer]: David Lynch was born in Missoula, Montana.\n[Final Answer]:", "Missoula, Montana")
     assert out["answer"] == "Missoula, Montana" and out["rationale"] == "David Lynch was born in Missoula, Montana."
     assert any("asked again for the short answer" in n for n in out["notes"])
+
+
+def test_the_nodes_readme_names_are_the_graphs():
+    """README's list of nodes and the nodes it tells Studio users to interrupt before are the sunar graph's."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    listed = readme.split("The nodes follow the paper's Algorithm 1", 1)[1].split("GenSco", 1)[0]
+    interrupts = re.findall(r"[Ii]nterrupt before `(\w+)`|or before `(\w+)`", readme)
+    named = set(re.findall(r"`(\w+)`", listed)) | {n for pair in interrupts for n in pair if n}
+    nodes = set(build_graph("sunar").get_graph().nodes) - {"__start__", "__end__"}
+    assert named == nodes
