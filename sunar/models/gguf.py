@@ -29,10 +29,6 @@ class ChunkedModel:
     size: int
     sha256: str
 
-    @property
-    def packages(self) -> list[str]:
-        return [f"{self.prefix}{i}=={self.version}" for i in range(1, self.parts + 1)]
-
 
 EMBEDDED_MODELS: dict[str, ChunkedModel] = {
     "qwen2.5-1.5b": ChunkedModel(

@@ -45,8 +45,6 @@ class CallCache:
             self._db.commit()
         except sqlite3.DatabaseError as exc:
             raise SunarError(f"{self.path} is not an LLM call cache ({exc}); move it away or choose another cache file") from None
-        self.hits = 0
-        self.misses = 0
         self.write_failed = False  # warned once
         self._claims: dict[str, list] = {}  # key in flight -> [its lock, threads holding or waiting]
 
@@ -70,9 +68,7 @@ class CallCache:
         with self._lock:
             row = self._db.execute("SELECT value, seconds FROM calls WHERE key = ?", (key,)).fetchone()
             if row is None:
-                self.misses += 1
                 return None
-            self.hits += 1
         return json.loads(row[0]), float(row[1])
 
     def put(self, key: str, value: Any, seconds: float) -> None:

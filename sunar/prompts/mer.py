@@ -20,7 +20,6 @@ SYSTEM = (
     "The intermediate answers may contain mistakes: trust the documents over them."
 )
 
-RATIONALE, FINAL_ANSWER = "[Answer]:", "[Final Answer]:"
 #: Rationale and answer stay within the cpu profile's 128 tokens.
 SCHEMA = object_schema(rationale=300, answer=80)
 

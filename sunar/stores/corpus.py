@@ -105,7 +105,3 @@ def read_corpus(path: str | Path, report: CorpusReport | None = None) -> list[Do
         raise SunarError(f"corpus {path} has no usable paragraphs ({detail}); expected JSON Lines of {{id, title, text}}")
     return docs
 
-
-def iter_batches(items: list, size: int) -> Iterator[list]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
