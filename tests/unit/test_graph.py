@@ -1,5 +1,8 @@
 """The whole graph with scripted models, for every variant: which nodes run, and the output."""
 
+import re
+from pathlib import Path
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -188,9 +191,6 @@ def test_mer_with_an_empty_final_answer_is_asked_once_more():
 
 def test_the_nodes_readme_names_are_the_graphs():
     """README's list of nodes and the nodes it tells Studio users to interrupt before are the sunar graph's."""
-    import re
-    from pathlib import Path
-
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     listed = readme.split("The nodes follow the paper's Algorithm 1", 1)[1].split("GenSco", 1)[0]
     interrupts = re.findall(r"[Ii]nterrupt before `(\w+)`|or before `(\w+)`", readme)
