@@ -8,7 +8,7 @@ and a hop's answers read from each of its documents alone (``hop_reading=documen
 import pytest
 
 from sunar.graph import build_graph, describe_step
-from sunar.nodes.answer_hop import focus
+from sunar.nodes.answer_hop import focus, make_answer_hop
 from sunar.nodes.next_chain import support
 from sunar.prompts.spans import final_spans
 from sunar.signals import known
@@ -138,8 +138,6 @@ def test_a_planned_decomposition_is_followed_hop_by_hop(demo_index):
 def test_a_hop_read_from_each_document_alone_answers_from_that_document(demo_index):
     """The hop reader's node on the hop's scored pages (the graph's wiring is the scripted tests'):
     the greedy answer from all pages, then one from each of the first three alone."""
-    from sunar.nodes.answer_hop import make_answer_hop
-
     config = {"configurable": {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off",
                                "hop_reading": "documents", "grounded_answers": True, "focus_pages": False, "hop_support": "off"}}
     scored = {"d150667e65947": 0.9, "d318efe81f917": 0.8, "db858f3147760": 0.7, "dcbed9afbce1b": 0.6}  # Ronnie Rocket, David Lynch, Eraserhead, Jennifer Lynch
