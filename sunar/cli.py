@@ -29,12 +29,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, format="%(message)s", stream=sys.stderr)
-    try:  # transformers' "Loading weights" bars say nothing useful to a user
-        from transformers.utils import logging as hf_logging
+    # transformers' "Loading weights" bars say nothing useful to a user; transformers takes the
+    # setting from huggingface_hub when it loads (importing transformers here would cost a second)
+    from huggingface_hub.utils import disable_progress_bars
 
-        hf_logging.disable_progress_bar()
-    except ImportError:
-        pass
+    disable_progress_bars()
     for noisy in ("httpx", "chromadb", "sentence_transformers", "transformers", "urllib3", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     func: Callable[[argparse.Namespace], int] = args.func

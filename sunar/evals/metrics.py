@@ -22,7 +22,6 @@ from collections.abc import Iterable, Sequence
 
 import ir_measures
 from ir_measures import R, nDCG
-from scipy.stats import binomtest
 
 from sunar.text import normalize_answer
 
@@ -89,6 +88,8 @@ def proportion_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[flo
     """Wilson score interval of successes / n (0..1; (0, 1) when n is 0)."""
     if n <= 0:
         return (0.0, 1.0)
+    from scipy.stats import binomtest  # here: scipy.stats takes 1.4 s to import, and most commands never test
+
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return (float(ci.low), float(ci.high))
 
@@ -101,5 +102,7 @@ def paired_comparison(variant: Sequence[float], base: Sequence[float]) -> dict[s
         raise ValueError(f"paired lists differ in length: {len(variant)} and {len(base)}")
     wins = sum(1 for a, b in zip(variant, base, strict=True) if a > b)
     losses = sum(1 for a, b in zip(variant, base, strict=True) if a < b)
+    from scipy.stats import binomtest
+
     p = float(binomtest(wins, wins + losses).pvalue) if wins + losses else 1.0
     return {"n": len(variant), "wins": wins, "losses": losses, "p": p}

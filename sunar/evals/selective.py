@@ -16,14 +16,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import beta
 
 
 def error_bound(errors: int, answered: int, confidence: float) -> float:
     """Clopper-Pearson upper bound on the error rate of ``answered`` answers with ``errors``."""
     if answered == 0:
         return 1.0
-    return 1.0 if errors >= answered else float(beta.ppf(confidence, errors + 1, answered - errors))
+    if errors >= answered:
+        return 1.0
+    from scipy.stats import beta  # here: scipy.stats takes 1.4 s to import
+
+    return float(beta.ppf(confidence, errors + 1, answered - errors))
 
 
 def given(scores: np.ndarray, correct: np.ndarray, threshold: float) -> tuple[np.ndarray, float, float | None]:

@@ -5,6 +5,8 @@ import json
 import logging
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -232,3 +234,12 @@ def test_a_full_disk_is_told_apart_from_other_errors():
     assert disk_full(OSError(errno.EACCES, "Permission denied", "/data")) is None
     assert disk_full(sqlite3.OperationalError("database is locked")) is None
     assert disk_full(ValueError("disk is full")) is None
+
+
+def test_the_cli_refuses_bad_input_before_loading_scipy_transformers_or_torch():
+    """A mistyped command answers at once: the CLI and the eval harness load none of the libraries
+    that take seconds to import (scipy.stats, transformers, torch) before they check their input."""
+    code = ("import sys, sunar.cli, sunar.evals.run; sunar.cli.build_parser(); "
+            "print(','.join(m for m in ('scipy', 'transformers', 'torch', 'chromadb', 'sentence_transformers') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout.strip()
+    assert loaded == ""
