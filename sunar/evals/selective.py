@@ -20,9 +20,7 @@ import numpy as np
 
 def error_bound(errors: int, answered: int, confidence: float) -> float:
     """Clopper-Pearson upper bound on the error rate of ``answered`` answers with ``errors``."""
-    if answered == 0:
-        return 1.0
-    if errors >= answered:
+    if answered == 0 or errors >= answered:
         return 1.0
     from scipy.stats import beta  # here: scipy.stats takes 1.4 s to import
 
