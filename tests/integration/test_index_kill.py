@@ -19,6 +19,7 @@ import pytest
 from sunar.errors import IndexNotReady
 from sunar.paths import DEMO_CORPUS
 from sunar.stores.index import BUILD, MANIFEST, Index
+from sunar.stores.vectors import write_vectors
 
 pytestmark = pytest.mark.slow
 
@@ -29,9 +30,17 @@ FRESH = ["planned", "embedded", "bm25", "neighbour-graph", "graph-saved", "publi
 REBUILD = ["planned", "unpublished", "collection-deleted", "embedded", "neighbour-graph", "published"]
 
 
-def sunar_index(folder, *extra, kill_at=""):
+@pytest.fixture(scope="module")
+def vectors(tmp_path_factory):
+    """The demo corpus's vectors, embedded once by the real embedder."""
+    path = tmp_path_factory.mktemp("vectors") / "demo.npz"
+    write_vectors(DEMO_CORPUS, path, progress=False)
+    return path
+
+
+def sunar_index(folder, vectors, *extra, kill_at=""):
     env = {**os.environ, "SUNAR_TEST_KILL_AT": kill_at}
-    cmd = [sys.executable, "-m", "sunar.cli", "index", str(DEMO_CORPUS), "--index", str(folder), "--quiet", *extra]
+    cmd = [sys.executable, "-m", "sunar.cli", "index", str(DEMO_CORPUS), "--index", str(folder), "--vectors", str(vectors), "--quiet", *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
 
 
@@ -56,23 +65,23 @@ def assert_same(got, want):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, vectors):
     """An uninterrupted build (its folder is copied before anything in this process opens it)."""
     folder = tmp_path_factory.mktemp("kill") / "reference"
-    done = sunar_index(folder)
+    done = sunar_index(folder, vectors)
     assert done.returncode == 0, done.stderr
     pristine = folder.with_name("pristine")
     shutil.copytree(folder, pristine)
-    return pristine, snapshot(folder)
+    return pristine, snapshot(folder), vectors
 
 
-def kill_at(folder, step, *args):
-    killed = sunar_index(folder, *args, kill_at=step)
+def kill_at(folder, vectors, step, *args):
+    killed = sunar_index(folder, vectors, *args, kill_at=step)
     assert killed.returncode == -signal.SIGKILL, f"never reached step {step}: {killed.stderr[-2000:]}"
 
 
-def rerun(folder, *args):
-    again = sunar_index(folder, *args)
+def rerun(folder, vectors, *args):
+    again = sunar_index(folder, vectors, *args)
     assert again.returncode == 0, again.stderr
     assert not (folder / BUILD).exists()
     assert not [p.name for p in folder.iterdir() if ".tmp" in p.name]
@@ -81,15 +90,15 @@ def rerun(folder, *args):
 
 @pytest.mark.parametrize("step", FRESH)
 def test_a_build_killed_at_any_step_is_finished_by_the_rerun(tmp_path, built, step):
-    _, reference = built
+    _, reference, vectors = built
     folder = tmp_path / "idx"
-    kill_at(folder, step)
+    kill_at(folder, vectors, step)
     if step == "published":
         assert_same(snapshot(folder), reference)
     else:
         with pytest.raises(IndexNotReady, match="incomplete"):  # never an index that opens half-built
             Index(folder)
-    out = rerun(folder)
+    out = rerun(folder, vectors)
     assert ("up to date" in out) == (step == "published")
     assert_same(snapshot(folder), reference)
 
@@ -101,19 +110,19 @@ def test_a_build_killed_at_any_step_is_finished_by_the_rerun(tmp_path, built, st
 def test_a_rebuild_killed_at_any_step_is_finished_by_the_rerun(tmp_path, built, step, again):
     """Whether or not the rerun says --rebuild, a killed rebuild goes on: an index that lost its
     Chroma collection never reads as complete or up to date."""
-    pristine, reference = built
+    pristine, reference, vectors = built
     folder = tmp_path / "idx"
     shutil.copytree(pristine, folder)
     old = json.loads((folder / MANIFEST).read_text())
-    kill_at(folder, step, "--rebuild")
+    kill_at(folder, vectors, step, "--rebuild")
     if step in ("planned", "published"):  # before: the old index, untouched; after: the new one
         assert_same(snapshot(folder), reference)
         assert (json.loads((folder / MANIFEST).read_text()) == old) == (step == "planned")
     else:
         with pytest.raises(IndexNotReady, match="incomplete"):
             Index(folder)
-    out = rerun(folder, *again)
+    out = rerun(folder, vectors, *again)
     assert ("up to date" in out) == (step == "published")
     if step in ("planned", "unpublished", "collection-deleted"):
-        assert f"{len(reference['ids'])} embedded now" in out  # the old vectors were discarded, as asked
+        assert f"{len(reference['ids'])} stored from {vectors}" in out  # the old vectors were discarded, as asked
     assert_same(snapshot(folder), reference)
