@@ -60,7 +60,7 @@ def stop_between_tokens(llama: Any) -> None:
     llama.generate = checked
 
 
-#: Most positions whose logits one decode returns in :func:`continuation_loglik` (a row is n_vocab floats: 0.6 MB
+#: Most positions whose logits one decode returns in :func:`continuation_logprobs` (a row is n_vocab floats: 0.6 MB
 #: for Qwen2.5, so a chunk stays under 40 MB whatever the continuation's length).
 LOGLIK_CHUNK = 64
 
@@ -110,8 +110,8 @@ def read_prompt(llama: Any, prompt: list[int], end: int) -> None:
     llama.eval(prompt[llama.n_tokens : end])
 
 
-def continuation_loglik(llama: Any, prompt: list[int], tail: list[int]) -> float:
-    """Sum of the log-probabilities of the tokens ``tail`` right after ``prompt``.
+def continuation_logprobs(llama: Any, prompt: list[int], tail: list[int]) -> list[float]:
+    """The log-probability of each token of ``tail`` right after ``prompt``, in order.
 
     The prompt is read up to its last token (:func:`read_prompt`, reusing the KV cache of the
     prefix it shares with the previous call). Then one decode per chunk of the prompt's last token
@@ -120,7 +120,7 @@ def continuation_loglik(llama: Any, prompt: list[int], tail: list[int]) -> float
     equal to what the KV cache holds, so later calls (and generation) still reuse the prefix."""
     read_prompt(llama, prompt, len(prompt) - 1)
     fed = [prompt[-1], *tail[:-1]]
-    total = 0.0
+    out: list[float] = []
     for start in range(0, len(fed), min(LOGLIK_CHUNK, llama.n_batch)):
         chunk = fed[start : start + min(LOGLIK_CHUNK, llama.n_batch)]
         past = llama.n_tokens
@@ -130,5 +130,6 @@ def continuation_loglik(llama: Any, prompt: list[int], tail: list[int]) -> float
         for j, target in enumerate(tail[start : start + len(chunk)]):
             row = rows[j].astype(np.float64)
             top = row.max()
-            total += float(row[target] - top - np.log(np.exp(row - top).sum()))
-    return total
+            out.append(float(row[target] - top - np.log(np.exp(row - top).sum())))
+    return out
+

@@ -30,7 +30,7 @@ from sunar.cancel import raise_if_stopped
 from sunar.errors import ModelUnavailable, SunarError
 from sunar.models.kv_cache import PrefixStates
 from sunar.models.llama_api import (
-    continuation_loglik,
+    continuation_logprobs,
     last_logits,
     read_prompt,
     stop_between_tokens,
@@ -238,16 +238,22 @@ class EmbeddedChatModel(BaseChatModel):
 
     def loglik(self, messages: Sequence[BaseMessage], continuation: str) -> float:
         """Sum of the log-probabilities of ``continuation``'s tokens as the start of the reply
-        (:func:`~sunar.models.llama_api.continuation_loglik`), reusing the KV cache of the prefix
-        shared with the previous call (GenSco's candidates differ only in their last passage)."""
+        (:meth:`token_logprobs`; GenSco's candidates differ only in their last passage)."""
+        return sum(logprob for _, logprob in self.token_logprobs(messages, continuation))
+
+    def token_logprobs(self, messages: Sequence[BaseMessage], continuation: str) -> list[tuple[str, float]]:
+        """Each token of ``continuation`` (its text) with its log-probability as the reply goes on
+        (:func:`~sunar.models.llama_api.continuation_logprobs`), reusing the KV cache of the prefix
+        shared with the previous call: right after a reply to the same prompt only the reply is read."""
         llama = self.llama
         with self._reusing_prefix(messages, keep=False) as prompt:  # its state holds rows of logits
             tail = llama.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)
             if not tail:
-                return 0.0
+                return []
             if len(prompt) + len(tail) > llama.n_ctx():
                 raise SunarError(
                     f"the likelihood prompt needs {len(prompt) + len(tail)} tokens, more than the model's context "
                     f"of {llama.n_ctx()}; use shorter passages or a lower max_hops"
                 )
-            return continuation_loglik(llama, prompt, tail)
+            texts = [llama.detokenize([t]).decode("utf-8", errors="replace") for t in tail]
+            return list(zip(texts, continuation_logprobs(llama, prompt, tail), strict=True))

@@ -49,6 +49,11 @@ def test_embedded_loglik_is_the_sum_of_token_log_probabilities():
     assert llm.loglik(other, "Who wrote Ronnie Rocket?") > llm.loglik(other, NONSENSE)
     assert llm.loglik(messages, SENSIBLE) == pytest.approx(sensible, abs=1e-6)
     assert llm.loglik(messages, "") == 0.0
+    # token by token: each token's text, in order, and log-probabilities that add up to the sum
+    tokens = llm.scoring.token_logprobs(messages, SENSIBLE)
+    assert "".join(text for text, _ in tokens) == SENSIBLE and all(p <= 0 for _, p in tokens)
+    assert sum(p for _, p in tokens) == pytest.approx(sensible, abs=1e-6)
+    assert llm.scoring.token_logprobs(messages, "") == []
     # the scorer has its own context: the generator's stays as it was
     assert llm.scoring is not llm.chat and llm.generate(messages, max_tokens=16).content == before
     # on one context, generation still reads a consistent KV cache after log-likelihood calls
