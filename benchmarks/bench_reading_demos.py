@@ -157,12 +157,21 @@ def read_resumably(out: Path, start: dict[str, Any], todo: Sequence[tuple[str, C
     return done
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--k", type=int, default=2, help="reading demonstrations shown (default 2, as the decomposition's)")
+def reading_arguments(doc: str, out: str, *, questions: bool = True) -> argparse.ArgumentParser:
+    """The options of a reading benchmark: ``--llm``, with ``questions`` ``--questions N``, ``--out`` (default
+    ``out``) and ``--data``; the first paragraph of ``doc`` describes it."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--llm", default="embedded:qwen2.5-1.5b")
-    p.add_argument("--out", type=Path, default=Path("benchmarks/results/reading-demos/results.json"))
+    if questions:
+        p.add_argument("--questions", type=int, default=None, help="the steps of the pool's first N questions only (default: all)")
+    p.add_argument("--out", type=Path, default=Path(out))
     add_data_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = reading_arguments(__doc__, "benchmarks/results/reading-demos/results.json", questions=False)
+    p.add_argument("--k", type=int, default=2, help="reading demonstrations shown (default 2, as the decomposition's)")
     args = p.parse_args(argv)
     corpus, steps, _, _, ask = reading_setup(args.data, args.llm)
     todo = [(s["id"], lambda s=s: read_both(s, steps, corpus, args.k, ask)) for s in steps if s["last"]]

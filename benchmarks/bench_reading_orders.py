@@ -23,18 +23,15 @@ Resumable: a step already in ``--out`` is not read again.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from benchmarks import add_data_argument
-from benchmarks.bench_reading_demos import graded, pages_for, read_resumably, reading_setup
+from benchmarks.bench_reading_demos import graded, pages_for, read_resumably, reading_arguments, reading_setup
 from sunar.evals.metrics import paired_comparison
 from sunar.prompts.answer import SCHEMA, answer_messages, short_call
 from sunar.signals import agrees
@@ -97,11 +94,7 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--llm", default="embedded:qwen2.5-1.5b")
-    p.add_argument("--questions", type=int, default=None, help="the steps of the pool's first N questions only (default: all)")
-    p.add_argument("--out", type=Path, default=Path("benchmarks/results/reading-orders/results.json"))
-    add_data_argument(p)
+    p = reading_arguments(__doc__, "benchmarks/results/reading-orders/results.json")
     args = p.parse_args(argv)
     corpus, steps, llm, cfg, ask = reading_setup(args.data, args.llm, args.questions)
 

@@ -159,6 +159,24 @@ def reading_orders_table(path: Path) -> str:
                   "vote: right / wrong where the first order was not (sign test p)", "orders split: first reading right / wrong"], rows)
 
 
+def token_confidence_table(path: Path) -> str:
+    """A hop's gold steps read greedily, the answer's token log-probabilities and the samples' agreement as
+    signals (``bench_token_confidence``'s results.json): per step kind and metric, each signal's AUROC of
+    right against wrong readings, on all of them and on those whose four answers agreed."""
+    found = json.loads(path.read_text())["summary"]
+    names = {"cover_em": "cover-EM", "em": "EM"}
+
+    def shown(value: float | None, interval: list[float] | None = None) -> str:
+        return "-" if value is None else f"{value:.2f}" + ("" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+
+    rows = [[kind, names[metric], f"{s['read']} ({s['right']})", *(shown(s["auroc"][k]) for k in ("first", "least")),
+             shown(s["auroc"]["mean"], s["mean interval"]), shown(s["auroc"]["agreement"]), f"{s['answers agreed']} ({s['right there']})",
+             *(shown(s["auroc there"][k]) for k in ("first", "least")), shown(s["auroc there"]["mean"], s["mean interval there"])]
+            for kind, metrics in found.items() for metric, s in metrics.items()]
+    return table(["steps", "metric", "read (right)", "AUROC: first token", "AUROC: least token", "AUROC: mean token [95%]", "AUROC: samples' agreement",
+                  "four answers agreed (right)", "there: first token", "there: least token", "there: mean token [95%]"], rows)
+
+
 def focus_table(path: Path) -> str:
     """First sub-questions read from the pages they name in three orders (``bench_focus``'s results.json):
     each order's readings that found the data's first bridge, and its wins and losses against the named

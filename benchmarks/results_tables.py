@@ -51,6 +51,7 @@ from benchmarks.results_stored import (
     reading_orders_table,
     rescoring_table,
     scale_table,
+    token_confidence_table,
 )
 from benchmarks.subsets import complete, repeat_samples_can_act, replayed
 from sunar.trust import COMBINED, FEATURES
@@ -330,7 +331,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused, demos = stored("focus-reading", "results.json"), stored("reading-demos", "results.json")
-    orders = stored("reading-orders", "results.json")
+    orders, tokens = stored("reading-orders", "results.json"), stored("token-confidence", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -381,6 +382,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: reading_demos_table(demos[0])),
         (f"A hop's gold steps read from their pages in three orders, dev 1-100's first 20 questions: {orders[1]}",
          lambda: reading_orders_table(orders[0])),
+        (f"A hop's gold steps read greedily, its answer's token log-probabilities and its samples' agreement as signals, dev 1-100's first 40 questions: {tokens[1]}",
+         lambda: token_confidence_table(tokens[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",
