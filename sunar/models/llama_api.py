@@ -132,4 +132,3 @@ def continuation_logprobs(llama: Any, prompt: list[int], tail: list[int]) -> lis
             top = row.max()
             out.append(float(row[target] - top - np.log(np.exp(row - top).sum())))
     return out
-

@@ -72,7 +72,7 @@ def built(tmp_path_factory, vectors):
     assert done.returncode == 0, done.stderr
     pristine = folder.with_name("pristine")
     shutil.copytree(folder, pristine)
-    return pristine, snapshot(folder), vectors
+    return pristine, snapshot(folder)
 
 
 def kill_at(folder, vectors, step, *args):
@@ -89,8 +89,8 @@ def rerun(folder, vectors, *args):
 
 
 @pytest.mark.parametrize("step", FRESH)
-def test_a_build_killed_at_any_step_is_finished_by_the_rerun(tmp_path, built, step):
-    _, reference, vectors = built
+def test_a_build_killed_at_any_step_is_finished_by_the_rerun(tmp_path, vectors, built, step):
+    _, reference = built
     folder = tmp_path / "idx"
     kill_at(folder, vectors, step)
     if step == "published":
@@ -107,10 +107,10 @@ def test_a_build_killed_at_any_step_is_finished_by_the_rerun(tmp_path, built, st
     ("step", "again"),
     [pytest.param(step, [], id=step) for step in REBUILD] + [pytest.param("collection-deleted", ["--rebuild"], id="collection-deleted-rerun-rebuild")],
 )
-def test_a_rebuild_killed_at_any_step_is_finished_by_the_rerun(tmp_path, built, step, again):
+def test_a_rebuild_killed_at_any_step_is_finished_by_the_rerun(tmp_path, vectors, built, step, again):
     """Whether or not the rerun says --rebuild, a killed rebuild goes on: an index that lost its
     Chroma collection never reads as complete or up to date."""
-    pristine, reference, vectors = built
+    pristine, reference = built
     folder = tmp_path / "idx"
     shutil.copytree(pristine, folder)
     old = json.loads((folder / MANIFEST).read_text())
