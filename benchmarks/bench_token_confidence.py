@@ -29,6 +29,7 @@ from typing import Any
 
 from benchmarks.bench_reading_demos import graded, pages_for, read_resumably, reading_arguments, reading_setup
 from sunar.evals.calibration import auroc, auroc_interval
+from sunar.models.nli import semantic_sets
 from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
 from sunar.signals import agrees
 
@@ -50,16 +51,19 @@ def answer_tokens(tokens: Sequence[tuple[str, float]], reply: str, answer: str) 
     return out or [p for _, p in tokens]
 
 
+class Holds:
+    """Answers related as cover-EM relates them (:func:`sunar.signals.agrees`): equivalent when one holds the other."""
+
+    name = "holds"
+
+    def relation(self, question: str, a: str, b: str) -> str:
+        return "equivalent" if agrees(a, b) else "contradiction"
+
+
 def largest_share(answers: Sequence[str]) -> float:
-    """The largest group's share of ``answers``, each grouped with the first earlier answer it agrees with."""
-    groups: list[list[str]] = []
-    for a in answers:
-        home = next((g for g in groups if agrees(a, g[0])), None)
-        if home is None:
-            groups.append([a])
-        else:
-            home.append(a)
-    return max(len(g) for g in groups) / len(answers)
+    """The largest semantic set's share of ``answers`` (:func:`sunar.models.nli.semantic_sets`), answers
+    grouped when one holds the other."""
+    return max(len(s) for s in semantic_sets("", answers, Holds())) / len(answers)
 
 
 def read_scored(step: Mapping[str, Any], corpus: Mapping[str, Mapping[str, str]], llm: Any, cfg: Any) -> dict[str, Any]:
