@@ -34,14 +34,16 @@ from langchain_core.messages import BaseMessage
 from benchmarks.bench_reading_demos import graded, pages_for, read_resumably, reading_arguments, reading_setup
 from sunar.evals.metrics import paired_comparison
 from sunar.prompts.answer import SCHEMA, answer_messages, short_call
+from sunar.sentences import in_other_orders
 from sunar.signals import agrees
 
 ORDERS = ("as ranked", "reversed", "rotated by 2")
 
 
 def ordered(pages: Sequence[Mapping[str, str]]) -> list[list[Mapping[str, str]]]:
-    """The pages in each of :data:`ORDERS`."""
-    return [list(pages), list(pages)[::-1], [*pages[2:], *pages[:2]]]
+    """The pages in each of :data:`ORDERS` (the product's :func:`sunar.text.in_other_orders`, the ranked order first)."""
+    *others, ranked = in_other_orders(pages)
+    return [ranked, *others]
 
 
 def vote(answers: Sequence[str]) -> str:

@@ -159,6 +159,26 @@ def reading_orders_table(path: Path) -> str:
                   "vote: right / wrong where the first order was not (sign test p)", "orders split: first reading right / wrong"], rows)
 
 
+def reading_sentences_table(path: Path) -> str:
+    """A hop's gold steps read whole and from their pages cut to the most relevant sentences in three orders
+    (``bench_reading_sentences``'s results.json): per step kind and metric, each way's right readings, the cut
+    read as ranked against the whole, the vote of the whole reading and two cut orders against it, how often
+    each signal splits where the whole reading was right and where it was wrong, and what a read costs."""
+    found = json.loads(path.read_text())["summary"]
+    seconds, kept = found.pop("median seconds"), found.pop("median share kept")
+    names = {"cover_em": "cover-EM", "em": "EM"}
+    signals = ("cut orders", "whole and two cut orders")
+    rows = [[kind, names[metric], str(s["read"]), *(str(n) for n in s["right"].values()), versus(s["cut against whole"]), versus(s["vote against whole"]),
+             *(f"{s['split when right'][k]} / {s['split when wrong'][k]}" for k in signals)]
+            for kind, metrics in found.items() for metric, s in metrics.items()]
+    rows.append([f"(median seconds a read; the cut keeps {kept:.0%} of the pages' characters)", "-", "-", *(f"{v:.1f} s" for v in seconds.values()),
+                 "-", "-", "-", "-", "-"])
+    return table(["steps", "metric", "read", "right whole", "right cut, as ranked", "right cut, reversed", "right cut, rotated by 2",
+                  "right by the whole's and two cut orders' vote", "cut as ranked: right / wrong where the whole was not (sign test p)",
+                  "the vote: right / wrong where the whole was not (sign test p)", "cut orders split: whole right / wrong",
+                  "whole and two cut orders split: whole right / wrong"], rows)
+
+
 def token_confidence_table(path: Path) -> str:
     """A hop's gold steps read greedily, the answer's token log-probabilities and the samples' agreement as
     signals (``bench_token_confidence``'s results.json): per step kind and metric, each signal's AUROC of

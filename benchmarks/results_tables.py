@@ -49,6 +49,7 @@ from benchmarks.results_stored import (
     probe_table,
     reading_demos_table,
     reading_orders_table,
+    reading_sentences_table,
     rescoring_table,
     scale_table,
     token_confidence_table,
@@ -332,6 +333,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused, demos = stored("focus-reading", "results.json"), stored("reading-demos", "results.json")
     orders, tokens = stored("reading-orders", "results.json"), stored("token-confidence", "results.json")
+    sentences = stored("reading-sentences", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -384,6 +386,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: reading_orders_table(orders[0])),
         (f"A hop's gold steps read greedily, its answer's token log-probabilities and its samples' agreement as signals, dev 1-100's first 40 questions: {tokens[1]}",
          lambda: token_confidence_table(tokens[0])),
+        (f"A hop's gold steps read whole and from their pages cut to their six most relevant sentences in three orders, dev 1-100's first 20 questions: {sentences[1]}",
+         lambda: reading_sentences_table(sentences[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",

@@ -38,7 +38,7 @@ CPU_PROFILE: dict[str, Any] = {
 #: The fields only SUNAR's graphs (Self-Ask among them) read: NAR, the decomposition, the hop reader,
 #: the chains and MER. A baseline's configuration has them and ignores them.
 SUNAR_ONLY = frozenset({
-    "asu_batches", "hop_samples", "hop_reading", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
+    "asu_batches", "hop_samples", "hop_reading", "hop_sentences", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "one_answer", "end_loops", "rewrite_repeats", "repeat_samples",
     "past_bridge", "branch_support", "page_form", "bridge_to_last",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
@@ -141,8 +141,11 @@ class Configuration(Settings):
         "prompt, so the model reads it once); their semantic sets are the hop's uncertainty, which branches "
         "the chain (branch_width). 0: none.",
     )
-    hop_reading: Literal["samples", "documents"] = Field("samples", description="Where a hop's hop_samples answers come "
-        "from: sampled from its prompt, or read greedily from each of the top documents it reads (its named pages with focus_pages) alone: documents that disagree branch.")
+    hop_reading: Literal["samples", "documents", "sentences"] = Field("samples", description="Where a hop's hop_samples answers come "
+        "from: sampled from its prompt; read greedily from each of the top documents it reads (its named pages with focus_pages) alone; "
+        "or read greedily from those pages cut to their hop_sentences sentences most relevant to the sub-question, in other orders "
+        "(reversed, rotated by two, as ranked). Answers that disagree branch.")
+    hop_sentences: int = Field(6, ge=1, le=50, description="With hop_reading=sentences: the sentences of a hop's pages its other readings keep.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
     hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain", "careful"] = Field("off", description="Whether the pages a hop "

@@ -2,7 +2,9 @@
 next Self-Ask step.
 
 With hop sampling (``hop_samples`` m'), m' more answers are sampled from the same prompt (or, with
-``hop_reading=documents``, read greedily from each of the top m' documents the hop reads, alone) and the
+``hop_reading=documents``, read greedily from each of the top m' documents the hop reads, alone; with
+``hop_reading=sentences``, read greedily from its pages cut to their ``hop_sentences`` sentences most
+relevant to the sub-question, in m' other orders: reversed, rotated by two, as ranked) and the
 m'+1 answers are clustered into semantic sets: the hop's candidates. The chain follows the largest
 set that names something; when the answers fall into more than one such set, the next largest ones
 (up to ``branch_width`` in all, within ``max_chains``) become chains of their own, waiting in
@@ -43,6 +45,7 @@ from sunar.prompts.answer import SCHEMA, UNKNOWN, answer_from, answer_messages, 
 from sunar.prompts.spans import grounded_schema
 from sunar.prompts.support import LABELS, judged_better, p_yes, ruled_out, support_messages
 from sunar.resources import resources
+from sunar.sentences import cut_to_sentences, in_other_orders
 from sunar.signals import agrees, known
 from sunar.state import Candidate, Chain, Hop, evidence_of
 from sunar.text import focus
@@ -179,6 +182,11 @@ def make_answer_hop(sampling: bool = True) -> Any:
                                answer_messages(state["sub_question"], [doc]), temperature=0.0, config=config,
                                **short_call(cfg, grounded_schema([doc]) if cfg.grounded_answers else SCHEMA))
                            for doc in read[: cfg.hop_samples]]
+            elif cfg.hop_reading == "sentences":  # its pages cut short and read in other orders: do they agree?
+                shortened = cut_to_sentences(state["sub_question"], read, res.scorer.score, cfg.hop_sentences)
+                replies = [res.llm.generate(answer_messages(state["sub_question"], pages), temperature=0.0, config=config,
+                                            **short_call(cfg, grounded_schema(pages) if cfg.grounded_answers else SCHEMA))
+                           for pages in in_other_orders(shortened)[: cfg.hop_samples]]
             else:
                 replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)
             answers = [hop["answer"], *(answer_from(str(r.content), state["sub_question"], read) for r in replies)]

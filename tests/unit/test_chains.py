@@ -137,6 +137,42 @@ def test_documents_read_alone_that_disagree_on_the_bridge_branch_the_chain():
     assert len(director) == 1  # Ronnie Rocket's page read once: the greedy reply is already that page's alone
 
 
+def test_a_hops_pages_cut_to_their_best_sentences_and_read_in_other_orders_branch_the_chain():
+    rankings = {**RANKINGS, "Who directed Ronnie Rocket?": [("rr", 3.0), ("mb", 2.0)]}
+
+    def answer(question, i):  # every reading names David Lynch, but for the director's hop below
+        return {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn"}.get(question, "David Lynch")
+
+    llm = scripted_llm(self_ask, answer)
+    script = llm.chat.script
+
+    def first_page(prompt, i):  # the director's hop names whoever's page it reads first
+        if prompt.endswith("Question: Who directed Ronnie Rocket?") and prompt.rsplit("Documents:\n", 1)[1].startswith("[1] Mel Brooks:"):
+            return "Mel Brooks"
+        return script(prompt, i)
+
+    llm.chat.script = first_page
+    scorer = TableScorer(SCORES)
+    res = resources(llm, scorer, MemoryIndex(CORPUS, rankings), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "hop_samples": 2, "asu_batches": False, "calibration": "off",
+           "branch_width": 2, "hop_reading": "sentences"}
+    out = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": cfg})
+    # one sentence a page, all kept: read reversed (Mel Brooks's page first), then rotated by two (two pages: as ranked)
+    assert out["hops"][0]["samples"] == ["David Lynch", "Mel Brooks", "David Lynch"]
+    assert [c["hops"][-1]["question"] for c in out["chains"]] == ["Where was David Lynch born?", "Where was Mel Brooks born?"]
+    assert ("Who directed Ronnie Rocket?", ["rr#0", "mb#0"]) in scorer.calls  # each sentence scored with its page's title
+    director = [p for p in llm.calls if p.endswith("Question: Who directed Ronnie Rocket?")]
+    shown = [p.rsplit("Documents:\n", 1)[1].split("\n\nQuestion")[0] for p in director]
+    assert len(director) == 3 and shown[1] == "[1] Mel Brooks: Mel Brooks was born in Brooklyn.\n[2] Ronnie Rocket: " + CORPUS["rr"].text
+    # cut to the one sentence the scorer ranks first (Mel Brooks's), every other reading names him: his set is followed
+    scorer.table, before = {**SCORES, "mb#0": 1.0}, len(llm.calls)
+    cut = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "hop_sentences": 1}})
+    assert cut["hops"][0]["samples"] == ["David Lynch", "Mel Brooks", "Mel Brooks"]
+    assert [c["hops"][-1]["question"] for c in cut["chains"]] == ["Where was Mel Brooks born?", "Where was David Lynch born?"]
+    again = [p.rsplit("Documents:\n", 1)[1] for p in llm.calls[before:] if p.endswith("Question: Who directed Ronnie Rocket?")]
+    assert len(again) == 3 and all(p.startswith("[1] Mel Brooks: Mel Brooks was born in Brooklyn.\n\nQuestion") for p in again[1:])
+
+
 def test_an_uncertain_hop_is_retrieved_again_once_with_its_candidates():
     out, llm = run(requery=True, branch_width=2)
     hop1 = out["hops"][0]

@@ -9,8 +9,9 @@ import pytest
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources
 from scripted import ScriptedLLM
 from sunar.graph import build_graph, describe_step
+from sunar.sentences import cut_to_sentences, in_other_orders, sentences
 from sunar.signals import named_pages
-from sunar.text import focus, named_share
+from sunar.text import focus, named_share, normalize_answer
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
 CORPUS = docs(
@@ -118,3 +119,33 @@ def test_the_stream_says_which_pages_a_hop_was_read_from():
     assert line == "intermediate answer: Missoula (from 1 of 3 documents, the pages it names: David Lynch (director))"
     plain, _ = run()
     assert describe_step("answer_hop", {"hops": plain["hops"][-1:]}, {}) == "intermediate answer: Brooklyn (from 3 documents)"
+
+
+def overlap(question, docs):
+    """A scripted scorer: the words a sentence (with its page's title) shares with the question."""
+    asked = set(normalize_answer(question).split())
+    return [float(len(asked & set(normalize_answer(d.content).split()))) for d in docs]
+
+
+def test_sentences_end_at_a_full_stop_but_not_after_an_initial_or_a_title():
+    text = 'It stars Samuel L. Jackson and Kurt Russell. Dr. No is a film. "Yes," she said. 1990 was a year! Done'
+    assert sentences(text) == ["It stars Samuel L. Jackson and Kurt Russell.", "Dr. No is a film.", '"Yes," she said.', "1990 was a year!", "Done"]
+    assert sentences("") == [] and sentences("one sentence") == ["one sentence"]
+
+
+def test_pages_cut_to_sentences_keep_the_best_of_all_pages_in_their_pages_and_their_order():
+    pages = [{"title": "Eraserhead", "text": "Eraserhead is a film. It was made in Los Angeles."},
+             {"title": "David Lynch", "text": "David Lynch was born in Missoula. He paints. Where he was born is a small town."},
+             {"title": "Kalmar", "text": "Kalmar is a city."}]
+    got = cut_to_sentences("Where was David Lynch born?", pages, overlap, 2)
+    # the two sentences sharing most words (with their titles) are both David Lynch's, kept in their order
+    assert got == [{"title": "David Lynch", "text": "David Lynch was born in Missoula. Where he was born is a small town."}]
+    assert [p["title"] for p in cut_to_sentences("Where was David Lynch born? Eraserhead", pages, overlap, 3)] == ["Eraserhead", "David Lynch"]  # pages keep their order
+    assert cut_to_sentences("anything", pages, overlap, 10) == pages  # room for every sentence: the pages as they were
+    tied = cut_to_sentences("nothing shared", pages, lambda q, docs: [0.0] * len(docs), 1)
+    assert tied == [{"title": "Eraserhead", "text": "Eraserhead is a film."}]  # ties: the earliest sentence
+
+
+def test_other_orders_are_reversed_rotated_by_two_and_as_ranked():
+    pages = [{"title": t, "text": t} for t in "abcde"]
+    assert [[p["title"] for p in o] for o in in_other_orders(pages)] == [list("edcba"), list("cdeab"), list("abcde")]
