@@ -143,7 +143,7 @@ class Configuration(Settings):
     )
     hop_reading: Literal["samples", "documents", "sentences"] = Field("samples", description="Where a hop's hop_samples answers come "
         "from: sampled from its prompt; read greedily from each of the top documents it reads (its named pages with focus_pages) alone; "
-        "or read greedily from those pages cut to their hop_sentences sentences most relevant to the sub-question, in other orders "
+        "or read greedily from all its top documents (named or not) cut to their hop_sentences sentences most relevant to the sub-question, in other orders "
         "(reversed, rotated by two, as ranked). Answers that disagree branch.")
     hop_sentences: int = Field(6, ge=1, le=50, description="With hop_reading=sentences: the sentences of a hop's pages its other readings keep.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "

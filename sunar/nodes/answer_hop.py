@@ -3,8 +3,9 @@ next Self-Ask step.
 
 With hop sampling (``hop_samples`` m'), m' more answers are sampled from the same prompt (or, with
 ``hop_reading=documents``, read greedily from each of the top m' documents the hop reads, alone; with
-``hop_reading=sentences``, read greedily from its pages cut to their ``hop_sentences`` sentences most
-relevant to the sub-question, in m' other orders: reversed, rotated by two, as ranked) and the
+``hop_reading=sentences``, read greedily from all its pages, those it names or not, cut to their
+``hop_sentences`` sentences most relevant to the sub-question, in m' other orders: reversed, rotated by
+two, as ranked; a hop that reads only the page it names, read so, would only read it again) and the
 m'+1 answers are clustered into semantic sets: the hop's candidates. The chain follows the largest
 set that names something; when the answers fall into more than one such set, the next largest ones
 (up to ``branch_width`` in all, within ``max_chains``) become chains of their own, waiting in
@@ -182,8 +183,8 @@ def make_answer_hop(sampling: bool = True) -> Any:
                                answer_messages(state["sub_question"], [doc]), temperature=0.0, config=config,
                                **short_call(cfg, grounded_schema([doc]) if cfg.grounded_answers else SCHEMA))
                            for doc in read[: cfg.hop_samples]]
-            elif cfg.hop_reading == "sentences":  # its pages cut short and read in other orders: do they agree?
-                shortened = cut_to_sentences(state["sub_question"], read, res.scorer.score, cfg.hop_sentences)
+            elif cfg.hop_reading == "sentences":  # all its pages (not only those it names) cut short, in other orders: do they agree?
+                shortened = cut_to_sentences(state["sub_question"], found, res.scorer.score, cfg.hop_sentences)
                 replies = [res.llm.generate(answer_messages(state["sub_question"], pages), temperature=0.0, config=config,
                                             **short_call(cfg, grounded_schema(pages) if cfg.grounded_answers else SCHEMA))
                            for pages in in_other_orders(shortened)[: cfg.hop_samples]]

@@ -3,7 +3,8 @@ samples and semantic sets, chains branched off an uncertain hop and followed, th
 grounded hop and final answers read from the pages a hop names, retrieved demonstrations, an uncertain hop retrieved again, its
 chains weighed by their pages' support and the final vote, in two runs (grounded, each hop's answer judged against its pages; free answers to an
 ambiguous question), as the stream shows them;
-and a hop's answers read from each of its documents alone (``hop_reading=documents``)."""
+and a hop's answers read from each of its documents alone (``hop_reading=documents``) and from its pages cut
+short in other orders (``hop_reading=sentences``)."""
 
 import pytest
 
@@ -149,6 +150,30 @@ def test_a_hop_read_from_each_document_alone_answers_from_that_document(demo_ind
     for answer, document in zip(hop["samples"][1:], documents, strict=True):  # grounded in that document alone
         assert answer == "unknown" or normalize_answer(answer) in normalize_answer(f"{document['title']} {document['text']}"), (answer, document["title"])
     assert "David Lynch" in hop["samples"][:2], hop["samples"]  # from all pages, or from the film's own
+
+
+@pytest.mark.slow
+def test_a_hop_read_again_from_its_pages_cut_short_in_other_orders(demo_index, monkeypatch):
+    """``hop_reading=sentences`` on the real model and the offline scorer: the greedy answer from all pages, then
+    two from the pages cut to their three sentences most relevant to the sub-question, reversed and rotated by two."""
+    from sunar.configuration import Configuration
+    from sunar.prompts.answer import answer_messages
+    from sunar.resources import resources
+    from sunar.sentences import cut_to_sentences, in_other_orders
+
+    config = {"configurable": {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off",
+                               "hop_reading": "sentences", "hop_samples": 2, "hop_sentences": 3, "focus_pages": False, "hop_support": "off"}}
+    scored = {"d150667e65947": 0.9, "d318efe81f917": 0.8, "db858f3147760": 0.7}  # Ronnie Rocket, David Lynch, Eraserhead
+    state = {"question": QUESTION, "sub_question": "Who directed Ronnie Rocket?", "scored": scored, "hops": [], "chains": []}
+    res, llm_calls = resources(config), []
+    generate = res.llm.generate
+    monkeypatch.setattr(res.llm, "generate", lambda messages, **kw: llm_calls.append(messages) or generate(messages, **kw))  # the prompts read
+    hop = make_answer_hop()(state, config)["hops"][-1]
+    shortened = cut_to_sentences(hop["question"], hop["evidence"], res.scorer.score, Configuration.from_runnable_config(config).hop_sentences)
+    assert sum(len(p["text"]) for p in shortened) < sum(len(p["text"]) for p in hop["evidence"]) and len(shortened) >= 1
+    assert llm_calls[1:] == [answer_messages(hop["question"], pages) for pages in in_other_orders(shortened)[:2]]  # read cut, in other orders
+    assert len(hop["samples"]) == 3 and hop["candidates"] and sum(c["share"] for c in hop["candidates"]) == pytest.approx(1.0)
+    assert "David Lynch" in hop["samples"], hop["samples"]
 
 
 @pytest.mark.slow

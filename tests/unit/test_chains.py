@@ -164,6 +164,9 @@ def test_a_hops_pages_cut_to_their_best_sentences_and_read_in_other_orders_branc
     director = [p for p in llm.calls if p.endswith("Question: Who directed Ronnie Rocket?")]
     shown = [p.rsplit("Documents:\n", 1)[1].split("\n\nQuestion")[0] for p in director]
     assert len(director) == 3 and shown[1] == "[1] Mel Brooks: Mel Brooks was born in Brooklyn.\n[2] Ronnie Rocket: " + CORPUS["rr"].text
+    # with focus_pages the greedy reading reads only the page the sub-question names; the cut ones read every page
+    focused = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "focus_pages": True}})
+    assert focused["hops"][0]["read"] == ["rr"] and focused["hops"][0]["samples"] == ["David Lynch", "Mel Brooks", "David Lynch"]
     # cut to the one sentence the scorer ranks first (Mel Brooks's), every other reading names him: his set is followed
     scorer.table, before = {**SCORES, "mb#0": 1.0}, len(llm.calls)
     cut = build_graph("sunar").invoke({"question": QUESTION}, {"configurable": {**cfg, "hop_sentences": 1}})
