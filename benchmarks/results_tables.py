@@ -153,6 +153,9 @@ BRANCH_DEV, S_BRANCH, S_VOTE = ("dev-branch-support-qwen1.5b-cpu", "dev-branch-s
 BRANCH_REST = "dev-branch-support-3-qwen1.5b-cpu"
 #: S with its samples at temperature 1.0 (hops and the confidence step), beside S, dev 1-30 in one run.
 TEMPERATURE, S_HOT = "dev30-temperature-qwen1.5b-cpu", f"{S_UNFIT}+temperature=1.0"
+#: S with hop_reading=sentences (its hops' other readings from all their pages cut short, in two other orders) beside S
+#: as the cpu profile runs it, dev 1-15 in one run (the first 15 of a run of 30 stopped for time).
+SENTENCES, S_SENTENCES = "dev15-sentences-qwen1.5b-cpu", "sunar+hop_reading=sentences+hop_samples=2"
 #: The careful reading (``hop_support=careful``) beside S, on the dev 1-100 questions benchmarks/subsets.py says it can act on.
 CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=careful+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
@@ -430,6 +433,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
         (f"S with its samples at temperature 1.0, beside S, dev 1-30 in one run: {where(TEMPERATURE)}",
          lambda: answers_table(run(TEMPERATURE), [S_UNFIT, S_HOT], base=S_UNFIT)),
+        (f"S whose hops read their pages cut short in other orders, beside S, dev 1-15 in one run: {where(SENTENCES)}",
+         lambda: answers_table(run(SENTENCES), ["sunar", S_SENTENCES], base="sunar")),
         (f"A doubted or uncertain hop read again carefully, beside S, on the 31 dev 1-100 questions it can act on: {where(CAREFUL_DEV)}",
          lambda: answers_table(run(CAREFUL_DEV), [S_UNFIT, S_CAREFUL], base=S_UNFIT)),
         # Baselines
