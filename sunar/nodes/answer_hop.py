@@ -190,7 +190,8 @@ def make_answer_hop(sampling: bool = True) -> Any:
                            for pages in in_other_orders(shortened)[: cfg.hop_samples]]
             else:
                 replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)
-            answers = [hop["answer"], *(answer_from(str(r.content), state["sub_question"], read) for r in replies)]
+            shown = found if cfg.hop_reading == "sentences" else read  # the pages the other readings were given
+            answers = [hop["answer"], *(answer_from(str(r.content), state["sub_question"], shown) for r in replies)]
             hop["samples"] = answers
             hop["candidates"] = candidates_of(answers, semantic_sets(state["sub_question"], answers, res.nli))
             named = [c["answer"] for c in hop["candidates"] if known(c["answer"])]
