@@ -9,10 +9,10 @@ Usage::
 Reading a hop's pages in other orders splits on most misread steps where its temperature samples agree
 (``benchmarks.bench_reading_orders``), but each order costs a whole prompt: about 20 s on an AMD EPYC's
 2 cores, where a temperature sample of a prompt llama.cpp keeps costs 1.5 s. A prompt cut to the pages'
-``--sentences`` sentences most relevant to the step (:func:`sunar.text.cut_to_sentences`: all pages'
-sentences ranked together by the offline scorer, :class:`sunar.models.scorer.HybridScorer`, each seen
-with its page's title) is a fraction as long. Each step (the steps and pages of :mod:`benchmarks.bench_reading_demos`) is read greedily four
-ways: whole, as the product reads it, then cut, in the ranked order, reversed and rotated by two. It
+``--sentences`` sentences most relevant to the step (:func:`sunar.sentences.cut_to_sentences`: all
+pages' sentences ranked together by the offline scorer, :class:`sunar.models.scorer.HybridScorer`, each
+seen with its page's title) is a fraction as long. Each step (the steps and pages of
+:mod:`benchmarks.bench_reading_demos`) is read greedily four ways: whole, as the product reads it, then cut, in the ranked order, reversed and rotated by two. It
 reports, per step kind, how often each way reads right; the cut pages read as ranked against the whole
 (does the cut lose answers?); and two signals of a misread whole reading, how often each splits where
 the whole reading was right and where it was wrong: the three cut orders alone, and the whole reading
