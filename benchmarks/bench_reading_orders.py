@@ -41,7 +41,7 @@ ORDERS = ("as ranked", "reversed", "rotated by 2")
 
 
 def ordered(pages: Sequence[Mapping[str, str]]) -> list[list[Mapping[str, str]]]:
-    """The pages in each of :data:`ORDERS` (the product's :func:`sunar.text.in_other_orders`, the ranked order first)."""
+    """The pages in each of :data:`ORDERS` (the product's :func:`sunar.sentences.in_other_orders`, the ranked order first)."""
     *others, ranked = in_other_orders(pages)
     return [ranked, *others]
 

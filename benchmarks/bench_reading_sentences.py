@@ -12,8 +12,8 @@ Reading a hop's pages in other orders splits on most misread steps where its tem
 ``--sentences`` sentences most relevant to the step (:func:`sunar.sentences.cut_to_sentences`: all
 pages' sentences ranked together by the offline scorer, :class:`sunar.models.scorer.HybridScorer`, each
 seen with its page's title) is a fraction as long. Each step (the steps and pages of
-:mod:`benchmarks.bench_reading_demos`) is read greedily four ways: whole, as the product reads it, then cut, in the ranked order, reversed and rotated by two. It
-reports, per step kind, how often each way reads right; the cut pages read as ranked against the whole
+:mod:`benchmarks.bench_reading_demos`) is read greedily four ways: whole, as the product reads it,
+then cut, in the ranked order, reversed and rotated by two. It reports, per step kind, how often each way reads right; the cut pages read as ranked against the whole
 (does the cut lose answers?); and two signals of a misread whole reading, how often each splits where
 the whole reading was right and where it was wrong: the three cut orders alone, and the whole reading
 beside the two other cut orders (the product's answer kept, the cut orders its check), with that check's

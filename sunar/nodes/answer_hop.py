@@ -147,6 +147,13 @@ def read_carefully(hop: Hop, read: list, llm: Any, cfg: Configuration, config: R
     return {**hop, "answer": found[0], "support": judged, "read_carefully": hop["answer"], "sentence": found[1]}
 
 
+def read_from(pages: list, question: str, llm: Any, cfg: Configuration, config: RunnableConfig) -> Any:
+    """``question`` read greedily from ``pages`` (a hop's other readings), as its first reply was: under the
+    pages' grounded grammar with ``grounded_answers``."""
+    return llm.generate(answer_messages(question, pages), temperature=0.0, config=config,
+                        **short_call(cfg, grounded_schema(pages) if cfg.grounded_answers else SCHEMA))
+
+
 def make_answer_hop(sampling: bool = True) -> Any:
     """The answer_hop node; hop sampling, branching and the support judge only where the graph has
     ASU (``sampling``)."""
@@ -177,20 +184,16 @@ def make_answer_hop(sampling: bool = True) -> Any:
             hop["read"] = [e["id"] for e in read]
         update: dict[str, Any] = {}
         if sampling and cfg.hop_samples:
+            shown = read  # the pages the other readings are given
             if cfg.hop_reading == "documents":  # each page it reads alone (the named ones with focus_pages): do they agree?
                 # a hop that reads one page has already read it alone: its greedy reply is that page's
-                replies = [reply if [doc] == read else res.llm.generate(
-                               answer_messages(state["sub_question"], [doc]), temperature=0.0, config=config,
-                               **short_call(cfg, grounded_schema([doc]) if cfg.grounded_answers else SCHEMA))
-                           for doc in read[: cfg.hop_samples]]
+                replies = [reply if [doc] == read else read_from([doc], state["sub_question"], res.llm, cfg, config) for doc in read[: cfg.hop_samples]]
             elif cfg.hop_reading == "sentences":  # all its pages (not only those it names) cut short, in other orders: do they agree?
+                shown = found
                 shortened = cut_to_sentences(state["sub_question"], found, res.scorer.score, cfg.hop_sentences)
-                replies = [res.llm.generate(answer_messages(state["sub_question"], pages), temperature=0.0, config=config,
-                                            **short_call(cfg, grounded_schema(pages) if cfg.grounded_answers else SCHEMA))
-                           for pages in in_other_orders(shortened)[: cfg.hop_samples]]
+                replies = [read_from(pages, state["sub_question"], res.llm, cfg, config) for pages in in_other_orders(shortened)[: cfg.hop_samples]]
             else:
                 replies = res.llm.sample(messages, cfg.hop_samples, temperature=cfg.temperature, **call)
-            shown = found if cfg.hop_reading == "sentences" else read  # the pages the other readings were given
             answers = [hop["answer"], *(answer_from(str(r.content), state["sub_question"], shown) for r in replies)]
             hop["samples"] = answers
             hop["candidates"] = candidates_of(answers, semantic_sets(state["sub_question"], answers, res.nli))
