@@ -27,7 +27,9 @@ split); for later hops after a right first bridge, the same by whether the quest
 the data's first bridge is on the first hop's pages at all; the cut reading's seconds; and, per set of
 hops allowed to take it (:data:`POLICIES`), what taking a better-judged cut answer would change against
 the data's step (a first hop's first step, a longer chain's last hop's gold answer: :func:`step_gold`). For
-development runs only (dev 1-100). Resumable: a question already in ``--out`` is not read again.
+development runs only (dev 1-100). Resumable: a question already in ``--out`` is not read again. With
+``--acting`` it prints the dev questions whose chain shown it would change (:func:`acting`), to run again
+with and without ``hop_support=cut``.
 """
 
 from __future__ import annotations
@@ -197,6 +199,12 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def acting(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The ids of the questions ``hop_support=cut`` acts on in the chain shown: a hop whose cut reading
+    :func:`differs` and is judged better supported (a chain not shown is not looked at)."""
+    return [i for i, r in rows.items() if any(differs(h) and judged_better(h.get("cut_support"), h["support"]) for h in r["hops"])]
+
+
 def save(done: dict[str, Any], out: Path) -> None:
     """The rows and their summary, written."""
     done["summary"] = summary(list(done["rows"].values()))
@@ -212,8 +220,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--llm", default="embedded:qwen2.5-1.5b")
     p.add_argument("--questions", type=int, default=None, help="the run's first N records only (default: all)")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/hop-triggers/results.json"))
+    p.add_argument("--acting", action="store_true", help="print the dev questions (JSON lines) whose chain shown in --out the cut reading acts on, and stop")
     add_data_argument(p)
     args = p.parse_args(argv)
+    if args.acting:
+        ids = set(acting(json.loads(args.out.read_text())["rows"]))
+        lines = (data_dir(args.data) / "dev.jsonl").read_text(encoding="utf-8").splitlines()
+        print("\n".join(line for line in lines if line.strip() and json.loads(line)["id"] in ids))
+        return
     gold = first_steps(data_dir(args.data) / "dev.jsonl")
     records = [r for r in of(read_records(args.run, committed=True), args.variant) if r.get("reasoning_path") and not r.get("error")][: args.questions]
     if not records:

@@ -212,7 +212,9 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         if hop.get("candidates"):
             sampled = f" of {len(hop['samples'])} answers" if hop.get("samples") else ""
             line += f"; candidates{sampled}: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
-        if hop.get("unsupported"):
+        if "cut_read" in hop:  # hop_support=cut
+            line += f"; read again cut short: {hop['cut_read']!r} " + (f"taken for {hop['unsupported']!r}" if hop.get("unsupported") else "not taken")
+        elif hop.get("unsupported"):
             line += f"; read again: its pages do not state {hop['unsupported']!r}"
         if hop.get("escalated"):
             kept = "kept" if hop["escalated"] == hop.get("answer") else f"replaced by {hop.get('answer')!r}"

@@ -26,6 +26,8 @@ answers and keeps the better supported (:func:`escalated`); ``escalate_uncertain
 hop whose answers fall into more than one semantic set, SUNAR's own uncertainty (:func:`escalating`;
 the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``). ``careful`` sends the same hops to
 the same LLM, which copies the pages' sentence that answers before the answer (:func:`read_carefully`).
+``cut`` reads every hop once more with the same LLM, from all its pages cut short and reversed, and takes
+that answer when the judge finds it better supported (:func:`read_cut`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence.
@@ -87,13 +89,16 @@ def weighed_note(ranked: list[tuple[Candidate, float | None]]) -> str:
     return ", weighed by its pages' support: " + ", ".join(said)
 
 
-def supported(hop: Hop, read: list, cfg: Configuration, res: Any, call: dict[str, Any], config: RunnableConfig) -> Hop:
+def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, call: dict[str, Any], config: RunnableConfig) -> Hop:
     """The hop with its answer's support (``hop_support``; already judged with ``branch_support``),
-    re-read once when unsupported (``reread``) with ``call``, the hop's own reading's arguments."""
+    re-read once when unsupported (``reread``) with ``call``, the hop's own reading's arguments, or
+    read again from ``found``, all its pages, cut short (``cut``)."""
     if cfg.hop_support == "off" or not known(hop["answer"]):
         return hop
     judged = hop["support"] if "support" in hop else p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     hop = {**hop, "support": judged}
+    if cfg.hop_support == "cut":
+        return read_cut(hop, read, found, cfg, res, config)
     if cfg.hop_support.startswith("escalate") and escalating(hop, judged, cfg):
         return escalated(hop, read, res.larger("hop_support"), call, config)
     if cfg.hop_support == "careful" and escalating(hop, judged, cfg):
@@ -145,6 +150,22 @@ def read_carefully(hop: Hop, read: list, llm: Any, cfg: Configuration, config: R
         return {**hop, "read_carefully": hop["answer"]}  # read again, and kept
     judged = p_yes(llm.judge(support_messages(hop["question"], found[0], read), LABELS))
     return {**hop, "answer": found[0], "support": judged, "read_carefully": hop["answer"], "sentence": found[1]}
+
+
+def read_cut(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, config: RunnableConfig) -> Hop:
+    """``hop_support=cut``: the hop read once more by the same LLM from all its pages, ``found`` (named or
+    not), cut to their ``hop_sentences`` sentences most relevant to the sub-question and reversed. An answer
+    that names something else is judged against the pages the hop read, as the hop's was, and taken when
+    it is better supported (``benchmarks/bench_hop_triggers.py``: on S's dev 1-100 hops, 8 wrong answers
+    became right and no right one wrong)."""
+    shortened = cut_to_sentences(hop["question"], found, res.scorer.score, cfg.hop_sentences)
+    reply = read_from(in_other_orders(shortened)[0], hop["question"], res.llm, cfg, config)
+    other = answer_from(str(reply.content), hop["question"], found)
+    kept = {**hop, "cut_read": other}
+    if not known(other) or agrees(other, hop["answer"]):
+        return kept
+    judged = p_yes(res.llm.judge(support_messages(hop["question"], other, read), LABELS))
+    return {**kept, "answer": other, "support": judged, "unsupported": hop["answer"]} if judged_better(judged, hop.get("support")) else kept
 
 
 def read_from(pages: list, question: str, llm: Any, cfg: Configuration, config: RunnableConfig) -> Any:
@@ -221,7 +242,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 said = f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain"
                 notes.append(said + (weighed_note(ranked) if weighing else ""))
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
-            hop = supported(hop, read, cfg, res, call, config)
+            hop = supported(hop, read, found, cfg, res, call, config)
             if hop.get("unsupported"):
                 notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
             if hop.get("read_carefully") and hop.get("sentence"):

@@ -177,6 +177,29 @@ def test_a_hop_read_again_from_its_pages_cut_short_in_other_orders(demo_index, m
 
 
 @pytest.mark.slow
+def test_a_hop_judged_and_read_once_more_cut_short_and_reversed(demo_index, monkeypatch):
+    """``hop_support=cut`` on the real model and the offline scorer: the greedy answer from the pages, judged; then
+    one reading of all the pages cut to their three sentences most relevant to the sub-question, reversed."""
+    from sunar.configuration import Configuration
+    from sunar.prompts.answer import answer_messages
+    from sunar.resources import resources
+    from sunar.sentences import cut_to_sentences, in_other_orders
+
+    config = {"configurable": {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off",
+                               "hop_samples": 0, "hop_sentences": 3, "hop_support": "cut"}}
+    scored = {"d150667e65947": 0.9, "d318efe81f917": 0.8, "db858f3147760": 0.7}  # Ronnie Rocket, David Lynch, Eraserhead
+    state = {"question": QUESTION, "sub_question": "Who directed Ronnie Rocket?", "scored": scored, "hops": [], "chains": []}
+    res, llm_calls = resources(config), []
+    generate = res.llm.generate
+    monkeypatch.setattr(res.llm, "generate", lambda messages, **kw: llm_calls.append(messages) or generate(messages, **kw))  # the prompts read
+    hop = make_answer_hop()(state, config)["hops"][-1]
+    shortened = cut_to_sentences(hop["question"], hop["evidence"], res.scorer.score, Configuration.from_runnable_config(config).hop_sentences)
+    assert llm_calls[1:] == [answer_messages(hop["question"], in_other_orders(shortened)[0])]  # one more reading: cut, reversed
+    assert hop["cut_read"] and hop["support"] is not None and 0.0 <= hop["support"] <= 1.0
+    assert "David Lynch" in hop["answer"], hop
+
+
+@pytest.mark.slow
 def test_a_final_answer_of_the_wrong_kind_is_doubted_and_its_chain_of_one_hop_goes_on(demo_index):
     """The check on the real model: a year for where the director was born, after one hop that found him, is
     doubted and the chain goes on about him; the place after two hops stands. (Shown one step, this model takes

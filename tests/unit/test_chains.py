@@ -674,3 +674,56 @@ def test_branches_weighed_by_their_pages_support():
     assert len(asked) == 2, asked
     same, _ = branch_run(branch_support=True, hop_support="off")  # nothing is judged without hop_support
     assert [c["weight"] for c in same["chains"]] == [0.6667, 0.3333]
+
+
+def cut_run(verdicts, variant="sunar", **config):
+    """The director's hop finds Ronnie Rocket's page and Mel Brooks's; its reader names Mel Brooks when
+    Ronnie Rocket's page comes first (the greedy reading), David Lynch when Mel Brooks's does (the cut
+    reading, reversed); the judge says yes to the (sub-question = answer) pairs of ``verdicts``."""
+    rankings = {**RANKINGS, "Who directed Ronnie Rocket?": [("rr", 3.0), ("mb", 2.0)]}
+    places = {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn", "MER:" + QUESTION: "Missoula"}
+
+    def answer(question, i):
+        if question.startswith(("SUPPORT:", "FITS:")):
+            return "yes" if question.split(":", 1)[1] in verdicts or question.startswith("FITS:") else "no"
+        return places.get(question, "unknown")
+
+    llm = scripted_llm(self_ask, answer)
+    script = llm.chat.script
+
+    def first_page(prompt, i):
+        if prompt.endswith("Question: Who directed Ronnie Rocket?"):
+            return "David Lynch" if prompt.rsplit("Documents:\n", 1)[1].startswith("[1] Mel Brooks:") else "Mel Brooks"
+        return script(prompt, i)
+
+    llm.chat.script = first_page
+    res = resources(llm, TableScorer(SCORES), MemoryIndex(CORPUS, rankings), nli=TableNLI())
+    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": "cut", **config}
+    return whole_state(build_graph(variant), {"question": QUESTION}, {"configurable": cfg}), llm
+
+
+def test_a_hop_read_again_cut_short_and_reversed_takes_that_answer_when_it_is_better_supported():
+    out, llm = cut_run({"Who directed Ronnie Rocket? = David Lynch", "Where was David Lynch born? = Missoula"})
+    hop1 = out["hops"][0]  # Mel Brooks read first, judged no; the cut reading (Mel Brooks's sentence first) names David Lynch, judged yes
+    assert (hop1["answer"], hop1["support"], hop1["unsupported"], hop1["cut_read"]) == ("David Lynch", 1.0, "Mel Brooks", "David Lynch")
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
+    director = [p.rsplit("Documents:\n", 1)[1] for p in llm.calls if p.endswith("Question: Who directed Ronnie Rocket?")]
+    assert len(director) == 2 and director[1].startswith("[1] Mel Brooks: Mel Brooks was born in Brooklyn.\n[2] Ronnie Rocket: ")
+    judged = [c.rsplit("Question: ", 1)[1] for c in llm.judge_calls if "Proposed answer:" in c and "Steps:" not in c]
+    assert judged[:2] == ["Who directed Ronnie Rocket?\nProposed answer: Mel Brooks\nDo the documents state this answer?",
+                          "Who directed Ronnie Rocket?\nProposed answer: David Lynch\nDo the documents state this answer?"]
+    hop2 = out["hops"][1]  # one page: the cut reading names Missoula again, so it is not judged a second time
+    assert (hop2["answer"], hop2["cut_read"]) == ("Missoula", "Missoula") and "unsupported" not in hop2 and len(judged) == 3
+    assert any("'Mel Brooks' is not what the pages read for 'Who directed Ronnie Rocket?' state: 'David Lynch' is" in n for n in out["notes"])
+    assert "; read again cut short: 'David Lynch' taken for 'Mel Brooks'; its pages state it: p = 1.00" in describe_step("answer_hop", {"hops": [hop1]}, {})
+    # the cut reading judged no better: the hop keeps its answer
+    kept, _ = cut_run({"Where was Mel Brooks born? = Brooklyn"})
+    assert (kept["hops"][0]["answer"], kept["hops"][0]["cut_read"], kept["hops"][0]["support"]) == ("Mel Brooks", "David Lynch", 0.0)
+    assert "unsupported" not in kept["hops"][0] and kept["hops"][1]["question"] == "Where was Mel Brooks born?"
+    assert "; read again cut short: 'David Lynch' not taken;" in describe_step("answer_hop", {"hops": kept["hops"][:1]}, {})
+    # hop_sentences=1 keeps one sentence, Ronnie Rocket's (the first of sentences the scorer ties): it reads Mel Brooks again
+    alone, llm = cut_run({"Where was Mel Brooks born? = Brooklyn"}, hop_sentences=1)
+    assert alone["hops"][0]["cut_read"] == "Mel Brooks" and alone["hops"][0]["answer"] == "Mel Brooks"
+    # a graph without the judge (Self-Ask) reads nothing again
+    plain, llm = cut_run({"Who directed Ronnie Rocket? = David Lynch"}, variant="self_ask")
+    assert plain["hops"][0]["answer"] == "Mel Brooks" and "cut_read" not in plain["hops"][0] and not llm.judge_calls
