@@ -203,3 +203,29 @@ def focus_table(path: Path) -> str:
     pages alone."""
     rows = [[name, f"{s['right']} of {s['read']}", versus(s) if "wins" in s else "-"] for name, s in json.loads(path.read_text())["summary"].items()]
     return table(["pages read, in this order", "first bridge found", "found / lost where the named pages alone were not (sign test p)"], rows)
+
+
+def hop_triggers_table(path: Path) -> str:
+    """Which of a run's recorded hops each trigger marks (``bench_hop_triggers``'s results.json): first hops
+    by whether they found the data's first bridge, later hops after a right one by whether the question
+    ended right; each trigger's marks, wrong / right."""
+    found = json.loads(path.read_text())["summary"]
+    groups = ("first hops (labelled by the first step)", "later hops after a right first bridge (labelled by the answer)")
+    labels = {groups[0]: ("wrong bridge", "right bridge"), groups[1]: ("answer wrong", "answer right")}
+    triggers = [k for k in found[groups[0]] if k not in ("hops", "wrong")]
+    rows = []
+    for group in groups:
+        s = found[group]
+        wrong, right = labels[group]
+        rows.append([group.split(" (")[0], f"{s['hops']} ({s['wrong']} {wrong} / {s['hops'] - s['wrong']} {right})",
+                     *(f"{s[t]['wrong']} / {s[t]['right']}" for t in triggers)])
+    return table(["hops", "n", *(f"{t}: marks wrong / right" for t in triggers)], rows)
+
+
+def hop_cut_table(path: Path) -> str:
+    """What taking a hop's cut reading where the judge finds it better supported would change
+    (``bench_hop_triggers``'s results.json), per set of hops allowed to take it, against the data's step."""
+    found = json.loads(path.read_text())["summary"]["the cut reading taken where it is judged better supported"]
+    keys = ("read", "taken", "right for wrong", "wrong for right", "neither right", "both right", "no step")
+    return table(["hops allowed to take it", "read again", "taken", "right for wrong", "wrong for right", "neither right", "both right", "a hop between (no step to hold it to)"],
+                 [[name, *(str(counts[k]) for k in keys)] for name, counts in found.items()])

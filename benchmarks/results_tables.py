@@ -44,6 +44,8 @@ from benchmarks.results_stored import (
     first_stage_table,
     first_token_table,
     focus_table,
+    hop_cut_table,
+    hop_triggers_table,
     judges_table,
     nar_stop_table,
     probe_table,
@@ -156,6 +158,9 @@ TEMPERATURE, S_HOT = "dev30-temperature-qwen1.5b-cpu", f"{S_UNFIT}+temperature=1
 #: S with hop_reading=sentences (its hops' other readings from all their pages cut short, in two other orders) beside S
 #: as the cpu profile runs it, dev 1-15 in one run (the first 15 of a run of 30 stopped for time).
 SENTENCES, S_SENTENCES = "dev15-sentences-qwen1.5b-cpu", "sunar+hop_reading=sentences+hop_samples=2"
+#: S with every hop read once more from its pages cut short, reversed, the better-supported answer kept, beside S, on
+#: the dev 1-100 questions whose chain shown it changes when replayed (``bench_hop_triggers --acting``).
+CUT_DEV, S_CUT = "dev-cut-qwen1.5b-cpu", "sunar+hop_support=cut"
 #: The careful reading (``hop_support=careful``) beside S, on the dev 1-100 questions benchmarks/subsets.py says it can act on.
 CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=careful+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
@@ -336,7 +341,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
     focused, demos = stored("focus-reading", "results.json"), stored("reading-demos", "results.json")
     orders, tokens = stored("reading-orders", "results.json"), stored("token-confidence", "results.json")
-    sentences = stored("reading-sentences", "results.json")
+    sentences, triggers = stored("reading-sentences", "results.json"), stored("hop-triggers", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -428,6 +433,12 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
         (f"What S's uncertainty saw after the right first bridge, S on the 1.5B, dev 1-100: {where(UNFIT_DEV)}",
          lambda: (f := first_steps()) and blind_table(of(run(UNFIT_DEV), S_UNFIT), f)),
+        (f"Which of S's hops one cut reading would mark, beside the judge and the samples, S on the 1.5B (judged), dev 1-100: {triggers[1]}",
+         lambda: hop_triggers_table(triggers[0])),
+        (f"S's dev 1-100 hops, their cut reading taken where the judge finds it better supported (replayed): {triggers[1]}",
+         lambda: hop_cut_table(triggers[0])),
+        (f"S with every hop read once more cut short (`hop_support=cut`), beside S, on the dev 1-100 questions whose chain it changes when replayed, in one run: {where(CUT_DEV)}",
+         lambda: answers_table(run(CUT_DEV), ["sunar", S_CUT], base="sunar")),
         # Tried and not kept
         (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),

@@ -131,3 +131,17 @@ def test_a_cut_reading_judged_better_supported_is_counted_by_what_it_would_take(
     assert (every["read"], every["taken"], every["right for wrong"], every["wrong for right"], every["no step"]) == (5, 3, 1, 1, 1)
     assert got["a first hop"] == {"read": 2, "taken": 1, "right for wrong": 1, "wrong for right": 0, "neither right": 0, "both right": 0, "no step": 0}
     assert got["a doubted or split hop"]["taken"] == 1 and got["a doubted or split first hop"]["read"] == 1
+
+
+def test_the_stored_switches_are_a_table_per_set_of_hops(tmp_path):
+    import json
+
+    from benchmarks.bench_hop_triggers import switches
+    from benchmarks.results_stored import hop_cut_table
+
+    rows = [{"first_step": "Philip Braham", "golds": ["London"], "hops": [
+        {**hop(support=0.1, disagrees=True, cut="Philip Braham"), "answer": "Django Reinhardt", "cut_support": 0.6}]}]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"summary": {"the cut reading taken where it is judged better supported": switches(rows)}}))
+    lines = hop_cut_table(path).splitlines()
+    assert len(lines) == 6 and lines[2] == "| every hop | 1 | 1 | 1 | 0 | 0 | 0 | 0 |"
