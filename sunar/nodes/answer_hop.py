@@ -156,8 +156,7 @@ def read_cut(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, co
     """``hop_support=cut``: the hop read once more by the same LLM from all its pages, ``found`` (named or
     not), cut to their ``hop_sentences`` sentences most relevant to the sub-question and reversed. An answer
     that names something else is judged against the pages the hop read, as the hop's was, and taken when
-    it is better supported (``benchmarks/bench_hop_triggers.py``: on S's dev 1-100 hops, 8 wrong answers
-    became right and no right one wrong)."""
+    it is better supported (what that would change on S's own hops: ``benchmarks/bench_hop_triggers.py``)."""
     shortened = cut_to_sentences(hop["question"], found, res.scorer.score, cfg.hop_sentences)
     reply = read_from(in_other_orders(shortened)[0], hop["question"], res.llm, cfg, config)
     other = answer_from(str(reply.content), hop["question"], found)
@@ -243,7 +242,9 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 notes.append(said + (weighed_note(ranked) if weighing else ""))
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
             hop = supported(hop, read, found, cfg, res, call, config)
-            if hop.get("unsupported"):
+            if hop.get("unsupported") and "cut_read" in hop:
+                notes.append(f"{hop['question']!r} read again from its pages cut short: {hop['answer']!r} is better supported than {hop['unsupported']!r}")
+            elif hop.get("unsupported"):
                 notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")
             if hop.get("read_carefully") and hop.get("sentence"):
                 notes.append(f"{hop['read_carefully']!r} to {hop['question']!r} was doubted or uncertain; read again carefully, the pages' "
