@@ -237,7 +237,7 @@ def test_a_hop_the_small_models_judge_doubts_is_read_again_by_the_larger_model(d
     pages = Index(demo_index).documents(["d150667e65947"])  # Ronnie Rocket: "The American filmmaker David Lynch developed ..."
     read = [{"id": p.id, "title": p.title, "text": p.text} for p in pages]
     hop = {"question": "Who directed Ronnie Rocket?", "answer": "Michael J. Anderson", "evidence": read, "batches": []}
-    out = supported(hop, read, cfg, res, short_call(cfg, SCHEMA), config)
+    out = supported(hop, read, read, cfg, res, short_call(cfg, SCHEMA), config)
     assert out["escalated"] == "Michael J. Anderson", out  # the small model's judge said no
     assert out["answer"] == "David Lynch" and out["support"] >= 0.5, out
     assert res.escalation.name != res.llm.name
