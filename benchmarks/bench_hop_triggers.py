@@ -105,6 +105,11 @@ def differs(row: Mapping[str, Any]) -> bool:
     return known(row["cut"]) and not agrees(row["cut"], str(row["answer"]))
 
 
+def taken(row: Mapping[str, Any]) -> bool:
+    """Whether ``hop_support=cut`` takes a hop's cut reading: it :func:`differs` and the judge finds it better supported."""
+    return differs(row) and judged_better(row.get("cut_support"), row["support"])
+
+
 def judge_cut(row: dict[str, Any], pages: Sequence[Mapping[str, Any]], res: Any, cfg: Configuration) -> dict[str, Any]:
     """A hop's row with ``cut_support``: where the cut reading :func:`differs`, P(yes) from the support judge
     that the pages the hop read (the named ones, with ``focus_pages``) state it, as the hop's answer was judged."""
@@ -170,7 +175,7 @@ def switches(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 if not may(i, h):
                     continue
                 counts["read"] += 1
-                if not (differs(h) and judged_better(h.get("cut_support"), h["support"])):
+                if not taken(h):
                     continue
                 counts["taken"] += 1
                 gold = step_gold(r, i)
@@ -202,7 +207,7 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def acting(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The ids of the questions ``hop_support=cut`` acts on in the chain shown: a hop whose cut reading
     :func:`differs` and is judged better supported (a chain not shown is not looked at)."""
-    return [i for i, r in rows.items() if any(differs(h) and judged_better(h.get("cut_support"), h["support"]) for h in r["hops"])]
+    return [i for i, r in rows.items() if any(taken(h) for h in r["hops"])]
 
 
 def save(done: dict[str, Any], out: Path) -> None:

@@ -152,24 +152,32 @@ def test_a_hop_read_from_each_document_alone_answers_from_that_document(demo_ind
     assert "David Lynch" in hop["samples"][:2], hop["samples"]  # from all pages, or from the film's own
 
 
-@pytest.mark.slow
-def test_a_hop_read_again_from_its_pages_cut_short_in_other_orders(demo_index, monkeypatch):
-    """``hop_reading=sentences`` on the real model and the offline scorer: the greedy answer from all pages, then
-    two from the pages cut to their three sentences most relevant to the sub-question, reversed and rotated by two."""
+def director_hop_cut(demo_index, monkeypatch, **settings):
+    """The real model and the offline scorer answer "Who directed Ronnie Rocket?" from three scored pages with
+    ``settings``: the hop, its pages cut to their three sentences most relevant to it, and the prompts generated from."""
     from sunar.configuration import Configuration
-    from sunar.prompts.answer import answer_messages
     from sunar.resources import resources
-    from sunar.sentences import cut_to_sentences, in_other_orders
+    from sunar.sentences import cut_to_sentences
 
     config = {"configurable": {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off",
-                               "hop_reading": "sentences", "hop_samples": 2, "hop_sentences": 3, "focus_pages": False, "hop_support": "off"}}
+                               "hop_sentences": 3, **settings}}
     scored = {"d150667e65947": 0.9, "d318efe81f917": 0.8, "db858f3147760": 0.7}  # Ronnie Rocket, David Lynch, Eraserhead
     state = {"question": QUESTION, "sub_question": "Who directed Ronnie Rocket?", "scored": scored, "hops": [], "chains": []}
     res, llm_calls = resources(config), []
     generate = res.llm.generate
     monkeypatch.setattr(res.llm, "generate", lambda messages, **kw: llm_calls.append(messages) or generate(messages, **kw))  # the prompts read
     hop = make_answer_hop()(state, config)["hops"][-1]
-    shortened = cut_to_sentences(hop["question"], hop["evidence"], res.scorer.score, Configuration.from_runnable_config(config).hop_sentences)
+    return hop, cut_to_sentences(hop["question"], hop["evidence"], res.scorer.score, Configuration.from_runnable_config(config).hop_sentences), llm_calls
+
+
+@pytest.mark.slow
+def test_a_hop_read_again_from_its_pages_cut_short_in_other_orders(demo_index, monkeypatch):
+    """``hop_reading=sentences`` on the real model and the offline scorer: the greedy answer from all pages, then
+    two from the pages cut to their three sentences most relevant to the sub-question, reversed and rotated by two."""
+    from sunar.prompts.answer import answer_messages
+    from sunar.sentences import in_other_orders
+
+    hop, shortened, llm_calls = director_hop_cut(demo_index, monkeypatch, hop_reading="sentences", hop_samples=2, focus_pages=False, hop_support="off")
     assert sum(len(p["text"]) for p in shortened) < sum(len(p["text"]) for p in hop["evidence"]) and len(shortened) >= 1
     assert llm_calls[1:] == [answer_messages(hop["question"], pages) for pages in in_other_orders(shortened)[:2]]  # read cut, in other orders
     assert len(hop["samples"]) == 3 and hop["candidates"] and sum(c["share"] for c in hop["candidates"]) == pytest.approx(1.0)
@@ -180,20 +188,10 @@ def test_a_hop_read_again_from_its_pages_cut_short_in_other_orders(demo_index, m
 def test_a_hop_judged_and_read_once_more_cut_short_and_reversed(demo_index, monkeypatch):
     """``hop_support=cut`` on the real model and the offline scorer: the greedy answer from the pages, judged; then
     one reading of all the pages cut to their three sentences most relevant to the sub-question, reversed."""
-    from sunar.configuration import Configuration
     from sunar.prompts.answer import answer_messages
-    from sunar.resources import resources
-    from sunar.sentences import cut_to_sentences, in_other_orders
+    from sunar.sentences import in_other_orders
 
-    config = {"configurable": {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off",
-                               "hop_samples": 0, "hop_sentences": 3, "hop_support": "cut"}}
-    scored = {"d150667e65947": 0.9, "d318efe81f917": 0.8, "db858f3147760": 0.7}  # Ronnie Rocket, David Lynch, Eraserhead
-    state = {"question": QUESTION, "sub_question": "Who directed Ronnie Rocket?", "scored": scored, "hops": [], "chains": []}
-    res, llm_calls = resources(config), []
-    generate = res.llm.generate
-    monkeypatch.setattr(res.llm, "generate", lambda messages, **kw: llm_calls.append(messages) or generate(messages, **kw))  # the prompts read
-    hop = make_answer_hop()(state, config)["hops"][-1]
-    shortened = cut_to_sentences(hop["question"], hop["evidence"], res.scorer.score, Configuration.from_runnable_config(config).hop_sentences)
+    hop, shortened, llm_calls = director_hop_cut(demo_index, monkeypatch, hop_samples=0, hop_support="cut")
     assert llm_calls[1:] == [answer_messages(hop["question"], in_other_orders(shortened)[0])]  # one more reading: cut, reversed
     assert hop["cut_read"] and hop["support"] is not None and 0.0 <= hop["support"] <= 1.0
     assert "David Lynch" in hop["answer"], hop
