@@ -53,7 +53,7 @@ from sunar.nar import top
 from sunar.prompts.answer import answer_from
 from sunar.prompts.support import LABELS, judged_better, p_yes, support_messages
 from sunar.sentences import cut_to_sentences, in_other_orders
-from sunar.signals import agrees, known
+from sunar.signals import agrees, fits_kind, known
 from sunar.state import evidence_of
 from sunar.text import focus
 
@@ -100,9 +100,10 @@ def read_hop(hop: Mapping[str, Any], pages: Sequence[Mapping[str, Any]], res: An
 
 
 def differs(row: Mapping[str, Any]) -> bool:
-    """Whether a hop's cut reading names something its answer does not hold, nor holds it (the product's
-    test before it judges another reading, :func:`sunar.signals.agrees`; the NLI may still find the two alike)."""
-    return known(row["cut"]) and not agrees(row["cut"], str(row["answer"]))
+    """Whether a hop's cut reading names something its answer does not hold, nor holds it, of a kind its
+    sub-question asks for (the product's test before it judges another reading, :func:`sunar.signals.agrees`
+    and :func:`sunar.signals.fits_kind`; the NLI may still find the two alike)."""
+    return known(row["cut"]) and not agrees(row["cut"], str(row["answer"])) and fits_kind(str(row.get("question", "")), row["cut"])
 
 
 def taken(row: Mapping[str, Any]) -> bool:

@@ -10,17 +10,29 @@ can be measured and refitted without the LLM.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sunar.prompts.answer import UNKNOWN
-from sunar.text import content_words, named_pages_of, normalize_answer, restates
+from sunar.text import MONTHS, content_words, named_pages_of, normalize_answer, restates
 
 
 def agrees(a: str, b: str) -> bool:
     """Cover-EM's test both ways: one answer's normalised words contain the other's."""
     na, nb = f" {normalize_answer(a)} ", f" {normalize_answer(b)} "
     return bool(na.strip() and nb.strip()) and (na in nb or nb in na)
+
+
+#: A sub-question asking for a place or a person, and an answer that is only a date or a year ("21 June
+#: 1770", "June 21, 1770", "in 1770"): the one never answers the other.
+_PLACE_OR_PERSON = re.compile(r"\s*(where|who|whom|whose)\b", re.IGNORECASE)
+_BARE_DATE = re.compile(rf"\s*(?:(?:in|on) )?(?:(?:\d{{1,2}} )?(?:{MONTHS})(?: \d{{1,2}})?,? )?\d{{3,4}}\.?\s*", re.IGNORECASE)
+
+
+def fits_kind(question: str, answer: str) -> bool:
+    """Whether ``answer`` can be of the kind ``question`` asks for: a bare date answers no where or who question."""
+    return not (_PLACE_OR_PERSON.match(question) and _BARE_DATE.fullmatch(answer))
 
 
 def known(answer: str) -> bool:

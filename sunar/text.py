@@ -180,11 +180,11 @@ def one_of_list(question: str, answer: str, titles: Sequence[str], texts: Sequen
     return next((p for p in pieces if (name := f" {normalize_answer(p)} ") in apart and name not in asked), answer)
 
 
-_MONTH = "January|February|March|April|May|June|July|August|September|October|November|December"
+MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 #: A date written day first ("22 February 1720") or month first ("February 22, 1720"), and an ordinal
 #: written in figures ("3rd") or in words ("third"), up to the twentieth.
-_DAY_FIRST = re.compile(rf"\b(\d{{1,2}}) ({_MONTH}),? (\d{{1,4}})\b")
-_MONTH_FIRST = re.compile(rf"\b({_MONTH}) (\d{{1,2}}),? (\d{{1,4}})\b")
+_DAY_FIRST = re.compile(rf"\b(\d{{1,2}}) ({MONTHS}),? (\d{{1,4}})\b")
+_MONTH_FIRST = re.compile(rf"\b({MONTHS}) (\d{{1,2}}),? (\d{{1,4}})\b")
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
              "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth")
 _ORDINAL = re.compile(rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)|({'|'.join(_ORDINALS)}))\b", re.IGNORECASE)

@@ -49,7 +49,7 @@ from sunar.prompts.spans import grounded_schema
 from sunar.prompts.support import LABELS, judged_better, p_yes, ruled_out, support_messages
 from sunar.resources import resources
 from sunar.sentences import cut_to_sentences, in_other_orders
-from sunar.signals import agrees, known
+from sunar.signals import agrees, fits_kind, known
 from sunar.state import Candidate, Chain, Hop, evidence_of
 from sunar.text import focus
 from sunar.usage import node
@@ -155,13 +155,13 @@ def read_carefully(hop: Hop, read: list, llm: Any, cfg: Configuration, config: R
 def read_cut(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, config: RunnableConfig) -> Hop:
     """``hop_support=cut``: the hop read once more by the same LLM from all its pages, ``found`` (named or
     not), cut to their ``hop_sentences`` sentences most relevant to the sub-question and reversed. An answer
-    that names something else is judged against the pages the hop read, as the hop's was, and taken when
+    that names something else, of a kind the sub-question asks for (no bare date for a where or who), is judged against the pages the hop read, as the hop's was, and taken when
     it is better supported (what that would change on S's own hops: ``benchmarks/bench_hop_triggers.py``)."""
     shortened = cut_to_sentences(hop["question"], found, res.scorer.score, cfg.hop_sentences)
     reply = read_from(in_other_orders(shortened)[0], hop["question"], res.llm, cfg, config)
     other = answer_from(str(reply.content), hop["question"], found)
     kept = {**hop, "cut_read": other}
-    if not known(other) or agrees(other, hop["answer"]):
+    if not known(other) or agrees(other, hop["answer"]) or not fits_kind(hop["question"], other):
         return kept
     judged = p_yes(res.llm.judge(support_messages(hop["question"], other, read), LABELS))
     return {**kept, "answer": other, "support": judged, "unsupported": hop["answer"]} if judged_better(judged, hop.get("support")) else kept

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 
 from sunar.prompts.answer import SCHEMA, UNKNOWN
 from sunar.prompts.structured import Schema, object_schema
-from sunar.text import normalize_answer
+from sunar.text import MONTHS, normalize_answer
 
 #: Most spans offered: the grammar stays small, and the best documents' spans come first.
 MOST_SPANS = 300
 
-_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_MONTH = rf"(?:{MONTHS})"
 _DATE = re.compile(
     rf"\b(?:\d{{1,2}} {_MONTH},? \d{{3,4}}|{_MONTH} \d{{1,2}},? \d{{3,4}}|{_MONTH} \d{{3,4}}|\d{{3,4}}(?:\s?(?:BC|BCE|AD|CE)\b)?)"
 )

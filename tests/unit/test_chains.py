@@ -676,9 +676,9 @@ def test_branches_weighed_by_their_pages_support():
     assert [c["weight"] for c in same["chains"]] == [0.6667, 0.3333]
 
 
-def cut_run(verdicts, variant="sunar", **config):
+def cut_run(verdicts, variant="sunar", cut_answer="David Lynch", **config):
     """The director's hop finds Ronnie Rocket's page and Mel Brooks's; its reader names Mel Brooks when
-    Ronnie Rocket's page comes first (the greedy reading), David Lynch when Mel Brooks's does (the cut
+    Ronnie Rocket's page comes first (the greedy reading), ``cut_answer`` when Mel Brooks's does (the cut
     reading, reversed); the judge says yes to the (sub-question = answer) pairs of ``verdicts``."""
     rankings = {**RANKINGS, "Who directed Ronnie Rocket?": [("rr", 3.0), ("mb", 2.0)]}
     places = {"Where was David Lynch born?": "Missoula", "Where was Mel Brooks born?": "Brooklyn", "MER:" + QUESTION: "Missoula"}
@@ -693,7 +693,7 @@ def cut_run(verdicts, variant="sunar", **config):
 
     def first_page(prompt, i):
         if prompt.endswith("Question: Who directed Ronnie Rocket?"):
-            return "David Lynch" if prompt.rsplit("Documents:\n", 1)[1].startswith("[1] Mel Brooks:") else "Mel Brooks"
+            return cut_answer if prompt.rsplit("Documents:\n", 1)[1].startswith("[1] Mel Brooks:") else "Mel Brooks"
         return script(prompt, i)
 
     llm.chat.script = first_page
@@ -724,6 +724,10 @@ def test_a_hop_read_again_cut_short_and_reversed_takes_that_answer_when_it_is_be
     # hop_sentences=1 keeps one sentence, Ronnie Rocket's (the first of sentences the scorer ties): it reads Mel Brooks again
     alone, llm = cut_run({"Where was Mel Brooks born? = Brooklyn"}, hop_sentences=1)
     assert alone["hops"][0]["cut_read"] == "Mel Brooks" and alone["hops"][0]["answer"] == "Mel Brooks"
+    # a cut reading of the wrong kind (a bare date for a who) is neither judged nor taken, whatever the judge would say
+    dated, llm = cut_run({"Who directed Ronnie Rocket? = 21 June 1770"}, cut_answer="21 June 1770")
+    assert (dated["hops"][0]["answer"], dated["hops"][0]["cut_read"]) == ("Mel Brooks", "21 June 1770") and "unsupported" not in dated["hops"][0]
+    assert not [c for c in llm.judge_calls if "Proposed answer: 21 June 1770" in c]
     # a graph without the judge (Self-Ask) reads nothing again
     plain, llm = cut_run({"Who directed Ronnie Rocket? = David Lynch"}, variant="self_ask")
     assert plain["hops"][0]["answer"] == "Mel Brooks" and "cut_read" not in plain["hops"][0] and not llm.judge_calls

@@ -4,7 +4,16 @@ import math
 
 import pytest
 
-from sunar.signals import agrees, chain_broken, from_trace, hop_agreement, semantic_entropy, signals, whole_chain
+from sunar.signals import (
+    agrees,
+    chain_broken,
+    fits_kind,
+    from_trace,
+    hop_agreement,
+    semantic_entropy,
+    signals,
+    whole_chain,
+)
 
 
 def test_semantic_entropy_of_the_sets():
@@ -17,6 +26,17 @@ def test_semantic_entropy_of_the_sets():
 def test_agrees_is_containment_of_normalised_words_either_way():
     assert agrees("Missoula, Montana", "Missoula") and agrees("Missoula", "born in Missoula, Montana")
     assert not agrees("Helena", "Missoula") and not agrees("", "Missoula") and not agrees("Miss", "Missoula")
+
+
+@pytest.mark.parametrize(("question", "answer", "fits"), [
+    ("Where did William Thomas Beckford die?", "21 June 1770", False),  # a date for a place
+    ("Where was he born?", "June 21, 1770", False), ("Who founded it?", "in 1770", False), ("whom did she marry?", "1801.", False),
+    ("Where was he born?", "Bath", True), ("When did he die?", "21 June 1770", True),  # a date for a when
+    ("Where is it?", "Route 66", True), ("Who wrote it?", "Louis XIV", True), ("Who sang it?", "Maroon 5", True),
+    ("Which year did it open?", "1770", True), ("Where is the White House?", "1600 Pennsylvania Avenue", True),
+])
+def test_a_bare_date_answers_no_where_or_who_question(question, answer, fits):
+    assert fits_kind(question, answer) is fits
 
 
 def test_the_weakest_hop_decides_the_chain():
