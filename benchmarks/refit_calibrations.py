@@ -30,6 +30,7 @@ SHIPPED = T.ROOT / "sunar" / "data" / "calibration"
 FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
     ("sunar-unfit-answer-embedded-qwen2.5-1.5b.json", T.S_UNFIT, (T.UNFIT_DEV,), ("chain_support",), True),
     ("self_ask-embedded-qwen2.5-1.5b.json", T.DEMOS_LOOPS, (T.ACTS, T.ACTS2), ("whole_chain",), False),
+    ("sunar-cut-embedded-qwen2.5-1.5b.json", T.S_CUT, (T.CUT_DEV100,), ("chain_support",), True),
 )
 ALPHA, DELTA = 0.3, 0.1
 

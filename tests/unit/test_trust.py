@@ -270,7 +270,7 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
     from sunar.configuration import CPU_PROFILE, SUNAR_ONLY, Configuration
 
-    judged = [c for c in trust.candidates("auto") if (c.get("configuration") or {}).get("hop_support") == "judge"]
+    judged = [c for c in trust.candidates("auto") if (c.get("configuration") or {}).get("hop_support") in ("judge", "cut")]
     shipped = {trust.graph_of(c): c for c in trust.candidates("auto") if c not in judged}
     assert set(shipped) >= {"sunar", "self_ask", "sunar_r", "sunar_no_asu", "gensco", "ra_isf", "rag"}
     corpus = shipped["sunar"]["corpus"]["sha256"]
@@ -303,14 +303,17 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     assert "sunar_r-embedded-qwen2.5-1.5b.json was fitted with other settings: asu_batches=False (fitted with True)" in why
     # S with each hop judged against its pages and its answer against the question, and the same where a doubted
     # answer acts (unfit_answer=both): each its own calibration, fitted on dev 1-100 on the chain's weakest link alone
-    hops, unfit = sorted(judged, key=lambda c: c["configuration"].get("unfit_answer", "keep") != "keep")
-    for calibration, runs in ((hops, ["dev100-chain-support-qwen1.5b-cpu"]), (unfit, ["dev100-unfit-qwen1.5b-cpu", *reruns])):
+    # and S with every hop read once more cut short (hop_support=cut) beside the cpu profile's switches
+    cut, hops, unfit = sorted(judged, key=lambda c: (c["configuration"]["hop_support"] != "cut", c["configuration"].get("unfit_answer", "keep") != "keep"))
+    for calibration, runs in ((hops, ["dev100-chain-support-qwen1.5b-cpu"]), (unfit, ["dev100-unfit-qwen1.5b-cpu", *reruns]), (cut, ["dev100-cut-qwen1.5b-cpu"])):
         assert trust.graph_of(calibration) == "sunar" and calibration["fitted_on"] == 100 and calibration["features"] == ["chain_support"]
         assert calibration["runs"] == runs
     assert trust.choose("auto", "sunar", {**defaults, "unfit_answer": "keep"}, corpus, Configuration.as_recorded) == (hops, "")
     assert trust.choose("auto", "sunar", defaults, corpus, Configuration.as_recorded) == (unfit, "")  # the cpu profile's S
     assert trust.choose("auto", "sunar", {**defaults, "unfit_answer": "choose"}, corpus, Configuration.as_recorded)[0] is None
     assert trust.choose("auto", "sunar", {**defaults, "hop_support": "reread"}, corpus, Configuration.as_recorded)[0] is None
+    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "cut"}, corpus, Configuration.as_recorded) == (cut, "")
+    assert switches_of(cut, CPU_PROFILE) == ["hop_support=cut"]
     assert switches_of(hops, CPU_PROFILE) == ["unfit_answer=keep"] and switches_of(unfit, CPU_PROFILE) == []
     assert switches_of(shipped["sunar"], CPU_PROFILE) == ["hop_support=off", "unfit_answer=keep"]  # fitted before the judge
     assert switches_of(shipped["self_ask"], CPU_PROFILE) == []  # its graph reads neither
