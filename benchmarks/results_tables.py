@@ -162,6 +162,8 @@ SENTENCES, S_SENTENCES = "dev15-sentences-qwen1.5b-cpu", "sunar+hop_reading=sent
 #: the dev 1-100 questions whose chain shown it changes when replayed (``bench_hop_triggers --acting``).
 CUT_DEV, S_CUT = "dev-cut-qwen1.5b-cpu", "sunar+hop_support=cut"
 CUT_DEV100 = "dev100-cut-qwen1.5b-cpu"
+#: ... and on its dev 71-100 again with the shipped calibration for hop_support=cut, from a copy of that run's LLM cache.
+CUT_CALIBRATED = "dev71-100-cut-calibrated-qwen1.5b-cpu"
 #: The careful reading (``hop_support=careful``) beside S, on the dev 1-100 questions benchmarks/subsets.py says it can act on.
 CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=careful+unfit_answer=both"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
@@ -442,6 +444,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(CUT_DEV), ["sunar", S_CUT], base="sunar")),
         (f"S with every hop read once more cut short (`hop_support=cut`), beside S, on dev 1-100, in one run: {where(CUT_DEV100)}",
          lambda: answers_table(run(CUT_DEV100), ["sunar", S_CUT], base="sunar")),
+        (f"The same, dev 71-100, with the calibration shipped for `hop_support=cut`, from a copy of that run's LLM cache: {where(CUT_CALIBRATED)}",
+         lambda: answers_table(run(CUT_CALIBRATED), ["sunar", S_CUT], base="sunar")),
         # Tried and not kept
         (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
          lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
