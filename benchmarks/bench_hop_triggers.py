@@ -103,7 +103,7 @@ def differs(row: Mapping[str, Any]) -> bool:
     """Whether a hop's cut reading names something its answer does not hold, nor holds it, of a kind its
     sub-question asks for (the product's test before it judges another reading, :func:`sunar.signals.agrees`
     and :func:`sunar.signals.fits_kind`; the NLI may still find the two alike)."""
-    return known(row["cut"]) and not agrees(row["cut"], str(row["answer"])) and fits_kind(str(row.get("question", "")), row["cut"])
+    return known(row["cut"]) and not agrees(row["cut"], str(row["answer"])) and fits_kind(str(row["question"]), row["cut"])
 
 
 def taken(row: Mapping[str, Any]) -> bool:

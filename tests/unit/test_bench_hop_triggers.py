@@ -67,7 +67,7 @@ def test_a_record_s_hops_are_each_read_and_its_first_bridge_looked_for_on_its_pa
 
 
 def hop(support=0.9, split=False, disagrees=False, cut="x", seconds=5.0):
-    return {"answer": "x", "support": support, "split": split, "disagrees": disagrees, "cut": cut, "seconds": seconds}
+    return {"question": "Who directed Ronnie Rocket?", "answer": "x", "support": support, "split": split, "disagrees": disagrees, "cut": cut, "seconds": seconds}
 
 
 def test_each_trigger_counts_the_hops_it_marks_wrong_and_right():
