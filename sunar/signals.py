@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sunar.prompts.answer import UNKNOWN
-from sunar.text import MONTHS, content_words, named_pages_of, normalize_answer, restates
+from sunar.prompts.spans import DATE
+from sunar.text import content_words, named_pages_of, normalize_answer, restates
 
 
 def agrees(a: str, b: str) -> bool:
@@ -27,7 +28,7 @@ def agrees(a: str, b: str) -> bool:
 #: A sub-question asking for a place or a person, and an answer that is only a date or a year ("21 June
 #: 1770", "June 21, 1770", "in 1770"): the one never answers the other.
 _PLACE_OR_PERSON = re.compile(r"\s*(where|who|whom|whose)\b", re.IGNORECASE)
-_BARE_DATE = re.compile(rf"\s*(?:(?:in|on) )?(?:(?:\d{{1,2}} )?(?:{MONTHS})(?: \d{{1,2}})?,? )?\d{{3,4}}\.?\s*", re.IGNORECASE)
+_BARE_DATE = re.compile(rf"\s*(?:(?:in|on) )?(?:{DATE.pattern})\.?\s*", re.IGNORECASE)
 
 
 def fits_kind(question: str, answer: str) -> bool:

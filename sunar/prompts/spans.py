@@ -21,7 +21,8 @@ from sunar.text import MONTHS, normalize_answer
 MOST_SPANS = 300
 
 _MONTH = rf"(?:{MONTHS})"
-_DATE = re.compile(
+#: A date as spans take it: "2 May 1934", "April 22, 1875", "May 1934", "1934", "300 BC".
+DATE = re.compile(
     rf"\b(?:\d{{1,2}} {_MONTH},? \d{{3,4}}|{_MONTH} \d{{1,2}},? \d{{3,4}}|{_MONTH} \d{{3,4}}|\d{{3,4}}(?:\s?(?:BC|BCE|AD|CE)\b)?)"
 )
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
@@ -70,7 +71,7 @@ def spans(evidence: Sequence[dict]) -> list[str]:
         for text in (re.sub(r"\s*\([^)]*\)\s*$", "", title), *_names(title)):
             found.setdefault(_tidy(text), None)
         body = str(doc.get("text") or "")
-        for span in [*_names(body), *(m.group(0) for m in _DATE.finditer(body)), *(m.group(0) for m in _NUMBER.finditer(body))]:
+        for span in [*_names(body), *(m.group(0) for m in DATE.finditer(body)), *(m.group(0) for m in _NUMBER.finditer(body))]:
             found.setdefault(_tidy(span), None)
     return [s for s in found if s and len(s) <= SCHEMA["properties"]["answer"]["maxLength"]][:MOST_SPANS]
 
@@ -136,9 +137,9 @@ def parts(answer: str) -> list[str]:
     names = _names(answer)
     for name in [*names, *(_TITLES.sub("", n) for n in names)]:
         found.setdefault(_tidy(name), None)
-    for m in [*_DATE.finditer(answer), *_NUMBER.finditer(answer)]:
+    for m in [*DATE.finditer(answer), *_NUMBER.finditer(answer)]:
         found.setdefault(_tidy(m.group(0)), None)
     for piece in answer.split(","):
         found.setdefault(_tidy(piece), None)
-    atoms = [m.span() for m in [*_DATE.finditer(whole), *_NUMBER.finditer(whole)]]
+    atoms = [m.span() for m in [*DATE.finditer(whole), *_NUMBER.finditer(whole)]]
     return [p for p in found if p and p != whole and p.casefold() in whole.casefold() and not _breaks_a_date_or_number(whole, atoms, p)]
