@@ -159,9 +159,8 @@ TEMPERATURE, S_HOT = "dev30-temperature-qwen1.5b-cpu", f"{S_UNFIT}+temperature=1
 #: as the cpu profile runs it, dev 1-15 in one run (the first 15 of a run of 30 stopped for time).
 SENTENCES, S_SENTENCES = "dev15-sentences-qwen1.5b-cpu", "sunar+hop_reading=sentences+hop_samples=2"
 #: S with every hop read once more from its pages cut short, reversed, the better-supported answer kept, beside S, on
-#: the dev 1-100 questions whose chain shown it changes when replayed (``bench_hop_triggers --acting``).
-CUT_DEV, S_CUT = "dev-cut-qwen1.5b-cpu", "sunar+hop_support=cut"
-CUT_DEV100 = "dev100-cut-qwen1.5b-cpu"
+#: dev 1-100 in one run.
+S_CUT, CUT_DEV100 = "sunar+hop_support=cut", "dev100-cut-qwen1.5b-cpu"
 #: ... and on its dev 71-100 again with the shipped calibration for hop_support=cut, from a copy of that run's LLM cache.
 CUT_CALIBRATED = "dev71-100-cut-calibrated-qwen1.5b-cpu"
 #: The careful reading (``hop_support=careful``) beside S, on the dev 1-100 questions benchmarks/subsets.py says it can act on.
@@ -440,8 +439,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: hop_triggers_table(triggers[0])),
         (f"S's dev 1-100 hops, their cut reading taken where the judge finds it better supported (replayed): {triggers[1]}",
          lambda: hop_cut_table(triggers[0])),
-        (f"S with every hop read once more cut short (`hop_support=cut`), beside S, on the dev 1-100 questions whose chain it changes when replayed, in one run: {where(CUT_DEV)}",
-         lambda: answers_table(run(CUT_DEV), ["sunar", S_CUT], base="sunar")),
         (f"S with every hop read once more cut short (`hop_support=cut`), beside S, on dev 1-100, in one run: {where(CUT_DEV100)}",
          lambda: answers_table(run(CUT_DEV100), ["sunar", S_CUT], base="sunar")),
         (f"The same, dev 71-100, with the calibration shipped for `hop_support=cut`, from a copy of that run's LLM cache: {where(CUT_CALIBRATED)}",
