@@ -11,6 +11,7 @@ from typing import Any
 
 from benchmarks.results_runs import DATASETS, Records, mean, of, scores, summarise, variants_of
 from sunar.evals.metrics import cover_em
+from sunar.signals import agrees
 
 #: How many of the first evidence documents MER reads (l, the cpu profile's ``evidence``).
 MER_READS = 5
@@ -206,3 +207,34 @@ def ceiling_table(rows: Sequence[tuple[str, Records]], base: str, variant: str) 
                      f"{found_any / first:.2f}x" if first else "-"])
     return table(["questions", "asked", "Self-Ask right", "S right", "either right", "either, or the gold among S's other answers",
                   "the last against Self-Ask's"], body)
+
+
+#: The shapes a chain can take, as :func:`shapes_table` counts them.
+SHAPES = ("no hop answered", "one hop, the first bridge wrong", "one hop, the first bridge found",
+          "two hops or more, the first bridge wrong", "two hops or more, the first bridge found")
+
+
+def shape(record: dict[str, Any], first: Mapping[str, str]) -> str:
+    """A chain's shape: how many hops it took, and whether its first hop found the data's first bridge
+    (``first``: question id -> the data's first-step answer; one holds the other's words)."""
+    path = record.get("reasoning_path") or []
+    if not path:
+        return SHAPES[0]
+    found = agrees(str(path[0]["answer"]), first[record["id"]]) or agrees(first[record["id"]], str(path[0]["answer"]))
+    return SHAPES[(1 if len(path) == 1 else 3) + found]
+
+
+def shapes_table(records: Records, variants: Sequence[str], names: Sequence[str], first: Mapping[str, str]) -> str:
+    """Per chain shape (:func:`shape`), each graph's questions of that shape and how many of them it
+    answered right (cover-EM), per dataset: "questions (right)"."""
+    counts: Counter[tuple[str, str, str, bool]] = Counter()
+    for variant in variants:
+        for r in of(records, variant):
+            counts[variant, r["dataset"], shape(r, first), bool(scores(r)["cover_em"])] += 1
+    body = []
+    for s in SHAPES:
+        if not any(counts[v, d, s, ok] for v in variants for d, _ in DATASETS for ok in (True, False)):
+            continue
+        cells = [f"{counts[v, d, s, True] + counts[v, d, s, False]} ({counts[v, d, s, True]})" for v in variants for d, _ in DATASETS]
+        body.append([s, *cells])
+    return table(["the chain", *(f"{name}, {label}: questions (right)" for name in names for _, label in DATASETS)], body)

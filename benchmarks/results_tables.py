@@ -36,6 +36,7 @@ from benchmarks.results_render import (
     headline_table,
     node_table,
     retrieval_table,
+    shapes_table,
     stages_table,
     time_table,
 )
@@ -379,6 +380,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: ceiling_table([("dev 101-217, the confirmation in one run", run(CLEAN))], DEMOS_LOOPS, S_UNFIT)),
         (f"The best a choice among the answers found could do, S and Self-Ask with every fix: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
          lambda: ceiling_table(today_split(), DEMOS_LOOPS, S_UNFIT)),
+        (f"Where the chains went, S and Self-Ask with every fix, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed)}",
+         lambda: (f := first_steps()) and shapes_table(dict(today_split())["dev 1-100"], [DEMOS_LOOPS, S_UNFIT], ["Self-Ask", "S"], f)),
         (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*pair_runs(FIXES))}",
          lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
         (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(POSSESSIVE))}",

@@ -373,3 +373,35 @@ def test_ceiling_table_counts_what_a_perfect_choice_among_the_answers_found_woul
     lines = ceiling_table([("all", records)], "sa", "s").splitlines()
     assert lines[2] == "| all | 5 | 2 | 1 | 2 | 4 | 2.00x |"
     assert ceiling_table([("none", records[8:])], "sa", "s").splitlines()[2] == "| none | 1 | 0 | 0 | 0 | 0 | - |"
+
+
+def test_shapes_table_counts_each_graphs_chains_by_length_and_first_bridge_per_dataset():
+    from benchmarks.results_render import shape, shapes_table
+
+    def rec(qid, dataset, variant, answer, gold, *hops):
+        return {"id": qid, "dataset": dataset, "variant": variant, "answer": answer, "gold": gold,
+                "reasoning_path": [{"question": "?", "answer": a} for a in hops]}
+
+    first = {"m1": "Anna Smith", "m2": "Avicenna", "w1": "Lyon"}
+    records = [
+        rec("m1", "musique", "sa", "Smith", ["Paris"], "Smith"),  # one hop, its answer within the first bridge's words: found
+        rec("m1", "musique", "s", "Paris", ["Paris"], "Anna Smith", "Paris"),
+        rec("m2", "musique", "sa", "Ibn Sina", ["Sun"], "Ibn Sina"),  # another name for the bridge is not found
+        rec("m2", "musique", "s", "unknown", ["Sun"]),  # no hop
+        rec("w1", "2wiki", "sa", "Rome", ["Rome"], "Lyon", "Rome"),
+        rec("w1", "2wiki", "s", "Milan", ["Rome"], "Turin", "Milan"),
+    ]
+    assert [shape(r, first) for r in records] == ["one hop, the first bridge found", "two hops or more, the first bridge found",
+                                                  "one hop, the first bridge wrong", "no hop answered",
+                                                  "two hops or more, the first bridge found", "two hops or more, the first bridge wrong"]
+    lines = shapes_table(records, ["sa", "s"], ["Self-Ask", "S"], first).splitlines()
+    assert lines[0] == ("| the chain | Self-Ask, MuSiQue: questions (right) | Self-Ask, 2Wiki: questions (right) "
+                        "| S, MuSiQue: questions (right) | S, 2Wiki: questions (right) |")
+    assert lines[2:] == [
+        "| no hop answered | 0 (0) | 0 (0) | 1 (0) | 0 (0) |",
+        "| one hop, the first bridge wrong | 1 (0) | 0 (0) | 0 (0) | 0 (0) |",
+        "| one hop, the first bridge found | 1 (0) | 0 (0) | 0 (0) | 0 (0) |",
+        "| two hops or more, the first bridge wrong | 0 (0) | 0 (0) | 0 (0) | 1 (0) |",
+        "| two hops or more, the first bridge found | 0 (0) | 1 (1) | 1 (1) | 0 (0) |",
+    ]
+    assert "no hop answered" not in shapes_table(records[4:], ["sa", "s"], ["Self-Ask", "S"], first)  # a shape no chain took is left out
