@@ -34,7 +34,7 @@ from benchmarks.subsets import pages_of
 from sunar.evals.metrics import paired_comparison
 from sunar.prompts.structured import as_reply, object_schema, read_object
 from sunar.signals import agrees
-from sunar.text import focus, normalize_answer
+from sunar.text import focus
 
 #: Most words a description may take (a question's spans grow with the square of its length).
 MOST_WORDS = 14
@@ -78,11 +78,6 @@ def asked_first(description: str) -> str:
     return f"{'Who' if _PERSON.search(description) else 'What'} is {description}?"
 
 
-def found(answer: str, gold: str) -> bool:
-    """Whether a first hop's answer is the data's first bridge: one holds the other's words."""
-    return bool(normalize_answer(answer)) and (agrees(answer, gold) or agrees(gold, answer))
-
-
 def ask_both(record: Mapping[str, Any], gold: str, describe: Callable[[str], str], read: Callable[[str], str]) -> dict[str, Any]:
     """One record's two first sub-questions, their answers, and whether each found the first bridge."""
     self_ask = str(record["reasoning_path"][0]["question"])
@@ -90,7 +85,7 @@ def ask_both(record: Mapping[str, Any], gold: str, describe: Callable[[str], str
     span = asked_first(description)
     answers = {"self_ask": read(self_ask), "span": read(span)}
     return {"dataset": record["dataset"], "question": record["question"], "gold": gold, "description": description,
-            "asked": {"self_ask": self_ask, "span": span}, "answers": answers, "right": {k: found(a, gold) for k, a in answers.items()}}
+            "asked": {"self_ask": self_ask, "span": span}, "answers": answers, "right": {k: agrees(a, gold) for k, a in answers.items()}}
 
 
 def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

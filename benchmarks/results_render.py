@@ -220,8 +220,7 @@ def shape(record: dict[str, Any], first: Mapping[str, str]) -> str:
     path = record.get("reasoning_path") or []
     if not path:
         return SHAPES[0]
-    found = agrees(str(path[0]["answer"]), first[record["id"]]) or agrees(first[record["id"]], str(path[0]["answer"]))
-    return SHAPES[(1 if len(path) == 1 else 3) + found]
+    return SHAPES[(1 if len(path) == 1 else 3) + agrees(str(path[0]["answer"]), first[record["id"]])]
 
 
 def shapes_table(records: Records, variants: Sequence[str], names: Sequence[str], first: Mapping[str, str]) -> str:

@@ -3,7 +3,7 @@ question hides, copied from its own words under a grammar, against Self-Ask's ow
 
 import json
 
-from benchmarks.bench_hidden_span import MOST_WORDS, ask_both, asked_first, found, span_messages, spans_of, summary
+from benchmarks.bench_hidden_span import MOST_WORDS, ask_both, asked_first, span_messages, spans_of, summary
 from sunar.prompts.structured import object_schema, read_object
 
 
@@ -38,7 +38,6 @@ def test_each_way_is_read_and_checked_against_the_first_bridge_then_summed_with_
     row = ask_both(record, "Julie Andrews", lambda q: "the actress that played mary poppins", answers.__getitem__)
     assert row["asked"] == {"self_ask": "Who plays mary poppins in princess diaries?", "span": "Who is the actress that played mary poppins?"}
     assert row["right"] == {"self_ask": False, "span": True}
-    assert found("Andrews", "Julie Andrews") and found("Julie Andrews", "Andrews") and not found("unknown", "Julie Andrews")
     other = {**row, "dataset": "2wiki", "right": {"self_ask": True, "span": True}}
     got = summary([row, row, other])
     assert got["MuSiQue"]["asked"] == 2 and got["MuSiQue"]["span"] == 2 and got["MuSiQue"]["self_ask"] == 0
