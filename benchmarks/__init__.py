@@ -38,6 +38,27 @@ def questions_file(args: argparse.Namespace) -> Path:
     return getattr(args, "questions", None) or data_dir(args.data) / "dev.jsonl"
 
 
+def add_chain_arguments(parser: argparse.ArgumentParser, out: str, what: str) -> None:
+    """The arguments of a script that reads a development run's chains again: the run (``what`` says
+    what of it is read), its ``--variant``, the ``--index`` it read, ``--llm``, ``--out`` and ``--data``."""
+    parser.add_argument("run", type=Path, help=f"a development run (evals/results/RUN) whose {what}")
+    parser.add_argument("--variant", required=True, help="the variant, as recorded, whose chains are read")
+    parser.add_argument("--index", required=True, type=Path, help="the index the run read (the pages are found again)")
+    parser.add_argument("--llm", default="embedded:qwen2.5-1.5b")
+    parser.add_argument("--out", type=Path, default=Path(out))
+    add_data_argument(parser)
+
+
+def chains_of(run: Path, variant: str) -> list[dict[str, Any]]:
+    """The committed records of ``variant`` in ``run`` that hold a chain; exits with one line when none does."""
+    from benchmarks.results_runs import of, read_records
+
+    records = [r for r in of(read_records(run, committed=True), variant) if r.get("reasoning_path") and not r.get("error")]
+    if not records:
+        raise SystemExit(f"error: {run} holds no chains of {variant!r}")
+    return records
+
+
 def data_dir(arg: str | Path | None) -> Path:
     """The data folder: ``--data DIR``, else ``$SUNAR_DATA``; exits with one line when neither is
     given or the folder does not exist."""

@@ -23,8 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import add_data_argument, data_dir
-from benchmarks.results_runs import of, read_records
+from benchmarks import add_chain_arguments, chains_of, data_dir
 from benchmarks.subsets import pages_of
 from sunar.configuration import Configuration
 from sunar.evals.metrics import cover_em, paired_comparison
@@ -72,17 +71,10 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("run", type=Path, help="a development run (evals/results/RUN) whose first sub-questions are read")
-    p.add_argument("--variant", required=True, help="the variant, as recorded, whose chains are read")
-    p.add_argument("--index", required=True, type=Path, help="the index the run read (the pages are found again)")
-    p.add_argument("--llm", default="embedded:qwen2.5-1.5b")
-    p.add_argument("--out", type=Path, default=Path("benchmarks/results/focus-reading/results.json"))
-    add_data_argument(p)
+    add_chain_arguments(p, "benchmarks/results/focus-reading/results.json", "first sub-questions are read")
     args = p.parse_args(argv)
     gold = first_steps(data_dir(args.data) / "dev.jsonl")
-    records = [r for r in of(read_records(args.run, committed=True), args.variant) if r.get("reasoning_path")]
-    if not records:
-        raise SystemExit(f"error: {args.run} holds no chains of {args.variant!r}")
+    records = chains_of(args.run, args.variant)
     from sunar.models.providers import make_llm
     from sunar.models.scorer import make_scorer
     from sunar.stores.index import Index

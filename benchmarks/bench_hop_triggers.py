@@ -42,11 +42,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import add_data_argument, data_dir
+from benchmarks import add_chain_arguments, chains_of, data_dir
 from benchmarks.bench_focus import first_steps
 from benchmarks.bench_nar_stop import nar_graph
 from benchmarks.results_confidence import first_hop_right
-from benchmarks.results_runs import of, read_records
 from sunar.configuration import Configuration
 from sunar.evals.run import variant_settings
 from sunar.nar import top
@@ -220,14 +219,9 @@ def save(done: dict[str, Any], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("run", type=Path, help="a development run (evals/results/RUN) whose hops are read again")
-    p.add_argument("--variant", required=True, help="the variant, as recorded, whose chains are read")
-    p.add_argument("--index", required=True, type=Path, help="the index the run read (the pages are found again)")
-    p.add_argument("--llm", default="embedded:qwen2.5-1.5b")
+    add_chain_arguments(p, "benchmarks/results/hop-triggers/results.json", "hops are read again")
     p.add_argument("--questions", type=int, default=None, help="the run's first N records only (default: all)")
-    p.add_argument("--out", type=Path, default=Path("benchmarks/results/hop-triggers/results.json"))
     p.add_argument("--acting", action="store_true", help="print the dev questions (JSON lines) whose chain shown in --out the cut reading acts on, and stop")
-    add_data_argument(p)
     args = p.parse_args(argv)
     if args.acting:
         ids = set(acting(json.loads(args.out.read_text())["rows"]))
@@ -235,9 +229,7 @@ def main(argv: list[str] | None = None) -> None:
         print("\n".join(line for line in lines if line.strip() and json.loads(line)["id"] in ids))
         return
     gold = first_steps(data_dir(args.data) / "dev.jsonl")
-    records = [r for r in of(read_records(args.run, committed=True), args.variant) if r.get("reasoning_path") and not r.get("error")][: args.questions]
-    if not records:
-        raise SystemExit(f"error: {args.run} holds no chains of {args.variant!r}")
+    records = chains_of(args.run, args.variant)[: args.questions]
     from sunar.models.nli import make_nli, semantic_sets
     from sunar.models.providers import make_llm
     from sunar.models.scorer import make_scorer
