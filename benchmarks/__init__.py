@@ -8,8 +8,10 @@ The scripts that read the multi-hop data (``dev.jsonl`` and ``corpus.jsonl``) ta
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,20 @@ def chains_of(run: Path, variant: str) -> list[dict[str, Any]]:
     if not records:
         raise SystemExit(f"error: {run} holds no chains of {variant!r}")
     return records
+
+
+def resumed(args: argparse.Namespace) -> dict[str, Any]:
+    """What an earlier run of the script kept in ``--out``, or a new record of the run it reads (:func:`add_chain_arguments`)."""
+    if args.out.exists():
+        return json.loads(args.out.read_text())
+    return {"run": str(args.run), "variant": args.variant, "llm": args.llm, "rows": {}}
+
+
+def kept(done: dict[str, Any], out: Path, summarise: Callable[[list[Any]], Any]) -> None:
+    """The rows and their summary (``summarise`` of the rows), written to ``out``."""
+    done["summary"] = summarise(list(done["rows"].values()))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n")
 
 
 def data_dir(arg: str | Path | None) -> Path:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import add_chain_arguments, chains_of, data_dir
+from benchmarks import add_chain_arguments, chains_of, data_dir, kept, resumed
 from benchmarks.subsets import pages_of
 from sunar.configuration import Configuration
 from sunar.evals.metrics import cover_em, paired_comparison
@@ -69,31 +69,36 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                    **({} if name == ORDERS[0] else paired_comparison([float(r["right"][name]) for r in rows], base))} for name in ORDERS}
 
 
+def reading_again(index_dir: Path, llm_spec: str) -> tuple[Any, Any, Any, Callable[[str, Sequence[Mapping[str, Any]]], str]]:
+    """The index a run read, its scorer, the LLM, and a reader: a question's answer from pages, as a hop
+    reads it (the answer prompt, greedily)."""
+    from sunar.models.providers import make_llm
+    from sunar.models.scorer import make_scorer
+    from sunar.stores.index import Index
+
+    index = Index(index_dir)
+    scorer, llm, cfg = make_scorer("hybrid", index.embedder), make_llm(llm_spec), Configuration(llm=llm_spec)
+
+    def ask(question: str, pages: Sequence[Mapping[str, Any]]) -> str:
+        return read_answer(str(llm.generate(answer_messages(question, pages), temperature=0.0, **short_call(cfg, SCHEMA)).content))
+
+    return index, scorer, llm, ask
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_chain_arguments(p, "benchmarks/results/focus-reading/results.json", "first sub-questions are read")
     args = p.parse_args(argv)
     gold = first_steps(data_dir(args.data) / "dev.jsonl")
     records = chains_of(args.run, args.variant)
-    from sunar.models.providers import make_llm
-    from sunar.models.scorer import make_scorer
-    from sunar.stores.index import Index
-
-    index = Index(args.index)
-    scorer, llm, cfg = make_scorer("hybrid", index.embedder), make_llm(args.llm), Configuration(llm=args.llm)
-
-    def ask(question: str, pages: Sequence[Mapping[str, Any]]) -> str:
-        return read_answer(str(llm.generate(answer_messages(question, pages), temperature=0.0, **short_call(cfg, SCHEMA)).content))
-
-    done = json.loads(args.out.read_text()) if args.out.exists() else {"run": str(args.run), "variant": args.variant, "llm": args.llm, "rows": {}}
+    index, scorer, llm, ask = reading_again(args.index, args.llm)
+    done = resumed(args)
     for record in records:
         if record["id"] in done["rows"]:
             continue
         question = record["reasoning_path"][0]["question"]
         done["rows"][record["id"]] = read_each(question, pages_of(index, scorer, question), ask, gold[record["id"]])
-        done["summary"] = summary([r for r in done["rows"].values() if r])
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n")
+        kept(done, args.out, lambda rows: summary([r for r in rows if r]))
     print(json.dumps(done.get("summary"), indent=1))
 
 

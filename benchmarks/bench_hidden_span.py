@@ -26,8 +26,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from benchmarks import add_chain_arguments, chains_of, data_dir
-from benchmarks.bench_focus import first_steps
+from benchmarks import add_chain_arguments, chains_of, data_dir, kept, resumed
+from benchmarks.bench_focus import first_steps, reading_again
 from benchmarks.results_runs import DATASETS
 from benchmarks.subsets import pages_of
 from sunar.evals.metrics import paired_comparison
@@ -106,32 +106,19 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     gold = first_steps(data_dir(args.data) / "dev.jsonl")
     records = chains_of(args.run, args.variant)
-    from sunar.configuration import Configuration
-    from sunar.models.providers import make_llm
-    from sunar.models.scorer import make_scorer
-    from sunar.prompts.answer import SCHEMA, answer_messages, read_answer, short_call
-    from sunar.stores.index import Index
-
-    index = Index(args.index)
-    scorer, llm, cfg = make_scorer("hybrid", index.embedder), make_llm(args.llm), Configuration(llm=args.llm)
+    index, scorer, llm, ask = reading_again(args.index, args.llm)
 
     def describe(question: str) -> str:
         schema = object_schema(description=tuple(spans_of(question)))
         reply = read_object(str(llm.generate(span_messages(question), temperature=0.0, max_tokens=96, schema=schema).content), schema)
         return reply["description"] if reply else question.rstrip("?")
 
-    def read(asked: str) -> str:
-        pages = focus(asked, pages_of(index, scorer, asked))
-        return read_answer(str(llm.generate(answer_messages(asked, pages), temperature=0.0, **short_call(cfg, SCHEMA)).content))
-
-    done = json.loads(args.out.read_text()) if args.out.exists() else {"run": str(args.run), "variant": args.variant, "llm": args.llm, "rows": {}}
+    done = resumed(args)
     for record in records:
         if record["id"] in done["rows"]:
             continue
-        done["rows"][record["id"]] = ask_both(record, gold[record["id"]], describe, read)
-        done["summary"] = summary(list(done["rows"].values()))
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n")
+        done["rows"][record["id"]] = ask_both(record, gold[record["id"]], describe, lambda asked: ask(asked, focus(asked, pages_of(index, scorer, asked))))
+        kept(done, args.out, summary)
     print(json.dumps(done.get("summary"), indent=1))
 
 

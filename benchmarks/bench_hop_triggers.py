@@ -39,10 +39,9 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from benchmarks import add_chain_arguments, chains_of, data_dir
+from benchmarks import add_chain_arguments, chains_of, data_dir, kept, resumed
 from benchmarks.bench_focus import first_steps
 from benchmarks.bench_nar_stop import nar_graph
 from benchmarks.results_confidence import first_hop_right
@@ -210,13 +209,6 @@ def acting(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [i for i, r in rows.items() if any(taken(h) for h in r["hops"])]
 
 
-def save(done: dict[str, Any], out: Path) -> None:
-    """The rows and their summary, written."""
-    done["summary"] = summary(list(done["rows"].values()))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n")
-
-
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_chain_arguments(p, "benchmarks/results/hop-triggers/results.json", "hops are read again")
@@ -248,19 +240,19 @@ def main(argv: list[str] | None = None) -> None:
         sets = semantic_sets(question, [answer, cut], res.nli)
         return len([s for s in sets if known([answer, cut][s[0]])]) > 1
 
-    done = json.loads(args.out.read_text()) if args.out.exists() else {"run": str(args.run), "variant": args.variant, "llm": args.llm, "rows": {}}
+    done = resumed(args)
     for record in records:
         if record["id"] in done["rows"]:
             continue
         done["rows"][record["id"]] = read_record(record, gold[record["id"]], lambda q: hop_pages(graph, res, cfg.values(), q),
                                                  lambda hop, pages: read_hop(hop, pages, res, cfg, disagree))
-        save(done, args.out)
+        kept(done, args.out, summary)
     for record in records:  # rows read before the cut readings were judged, and their gold answers
         row = done["rows"][record["id"]]
         if "golds" not in row or any(differs(h) and "cut_support" not in h for h in row["hops"]):
             row["golds"] = list(record["gold"])
             row["hops"] = [judge_cut(h, hop_pages(graph, res, cfg.values(), h["question"]) if differs(h) else [], res, cfg) for h in row["hops"]]
-            save(done, args.out)
+            kept(done, args.out, summary)
     print(json.dumps(done.get("summary"), indent=1))
 
 
