@@ -30,8 +30,8 @@ or ordinal that can be written another way and MER's pages, found again, do not 
 ``bridge_to_last`` acts where the final answer, or MER's that the judge doubted, is a bridge of the chain
 shown (an earlier hop's answer a later sub-question names) and its last hop answered something else.
 
-``careful`` (``hop_support=careful``) acts where a hop of the chain shown was doubted by the judge or
-its answers split (a chain not shown is not looked at).
+``careful`` and ``spans`` (``hop_support=careful``, ``hop_support=spans``) act where a hop of the chain
+shown was doubted by the judge or its answers split (a chain not shown is not looked at).
 
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
@@ -226,7 +226,7 @@ def page_form_can_act(index: Any) -> Callable[[dict[str, Any]], bool]:
 
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {
     "past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act, "final_vote": final_vote_can_act,
-    "careful": careful_can_act, "one_answer": one_answer_can_act, "bridge_to_last": bridge_to_last_can_act}
+    "careful": careful_can_act, "spans": careful_can_act, "one_answer": one_answer_can_act, "bridge_to_last": bridge_to_last_can_act}
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:

@@ -84,6 +84,7 @@ class Hop(TypedDict):
     read: NotRequired[list[str]]  # with focus_pages: the ids of the pages the answer was read from, when not all
     support: NotRequired[float | None]  # with hop_support: P(the pages it read state its answer), the LLM's yes/no
     unsupported: NotRequired[str]  # with hop_support=reread or cut: the answer read first, replaced by a better-supported one
+    spans_judged: NotRequired[int]  # with hop_support=spans: how many spans of its pages the doubted hop had judged
     cut_read: NotRequired[str]  # with hop_support=cut: what the hop's pages cut short and reversed read (kept or taken)
     escalated: NotRequired[str]  # with hop_support=escalate: the doubted answer escalate_llm read the hop again for
     read_carefully: NotRequired[str]  # with hop_support=careful: the answer the hop was read again for (kept or replaced)

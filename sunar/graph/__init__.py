@@ -214,6 +214,9 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             line += f"; candidates{sampled}: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
         if "cut_read" in hop:  # hop_support=cut
             line += f"; read again cut short: {hop['cut_read']!r} " + (f"taken for {hop['unsupported']!r}" if hop.get("unsupported") else "not taken")
+        elif "spans_judged" in hop:  # hop_support=spans
+            taken = f"{hop['answer']!r} taken for {hop['unsupported']!r}" if hop.get("unsupported") else "none taken"
+            line += f"; {hop['spans_judged']} spans of its pages judged: {taken}"
         elif hop.get("unsupported"):
             line += f"; read again: its pages do not state {hop['unsupported']!r}"
         if hop.get("escalated"):

@@ -26,7 +26,9 @@ answers and keeps the better supported (:func:`escalated`); ``escalate_uncertain
 hop whose answers fall into more than one semantic set, SUNAR's own uncertainty (:func:`escalating`;
 the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``). ``careful`` sends the same hops to
 the same LLM, which copies the pages' sentence that answers before the answer (:func:`read_carefully`).
-``cut`` reads every hop once more with the same LLM, from all its pages cut short and reversed, and takes
+``spans`` has the judge rate, for the same hops, every span of the pages the hop read as its answer,
+and takes the best-rated one when it is better supported (:func:`judge_spans`): checking is easier than
+finding for a small model. ``cut`` reads every hop once more with the same LLM, from all its pages cut short and reversed, and takes
 that answer when the judge finds it better supported (:func:`read_cut`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
@@ -45,13 +47,13 @@ from sunar.models.nli import semantic_sets
 from sunar.nar import stop_reason, top
 from sunar.prompts import careful
 from sunar.prompts.answer import SCHEMA, UNKNOWN, answer_from, answer_messages, echoes_example, read_answer, short_call
-from sunar.prompts.spans import grounded_schema
+from sunar.prompts.spans import grounded_schema, spans
 from sunar.prompts.support import LABELS, judged_better, p_yes, ruled_out, support_messages
 from sunar.resources import resources
 from sunar.sentences import cut_to_sentences, in_other_orders
 from sunar.signals import agrees, fits_kind, known
 from sunar.state import Candidate, Chain, Hop, evidence_of
-from sunar.text import focus
+from sunar.text import focus, names_of, normalize_answer
 from sunar.usage import node
 
 
@@ -103,6 +105,8 @@ def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, c
         return escalated(hop, read, res.larger("hop_support"), call, config)
     if cfg.hop_support == "careful" and escalating(hop, judged, cfg):
         return read_carefully(hop, read, res.llm, cfg, config)
+    if cfg.hop_support == "spans" and escalating(hop, judged, cfg):
+        return judge_spans(hop, read, res.llm)
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
     other = read_again(res.llm, ruled_out(hop["question"], hop["answer"]), hop, read, call, config)
@@ -112,10 +116,11 @@ def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, c
 
 
 def escalating(hop: Hop, judged: float | None, cfg: Configuration) -> bool:
-    """Whether the larger model (or, with ``careful``, the careful reading) reads the hop again: its
-    judge doubts it (P(yes) < 0.5), or, with ``escalate_uncertain`` or ``careful``, its answers fall
-    into more than one semantic set naming something."""
-    split = cfg.hop_support in ("escalate_uncertain", "careful") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
+    """Whether the larger model (or, with ``careful``, the careful reading; with ``spans``, the judge of
+    its pages' spans) reads the hop again: its judge doubts it (P(yes) < 0.5), or, with
+    ``escalate_uncertain``, ``careful`` or ``spans``, its answers fall into more than one semantic set
+    naming something."""
+    split = cfg.hop_support in ("escalate_uncertain", "careful", "spans") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
     return split or (judged is not None and judged < 0.5)
 
 
@@ -150,6 +155,34 @@ def read_carefully(hop: Hop, read: list, llm: Any, cfg: Configuration, config: R
         return {**hop, "read_carefully": hop["answer"]}  # read again, and kept
     judged = p_yes(llm.judge(support_messages(hop["question"], found[0], read), LABELS))
     return {**hop, "answer": found[0], "support": judged, "read_carefully": hop["answer"], "sentence": found[1]}
+
+
+#: Most spans of its pages a doubted hop has judged (``hop_support=spans``), in the pages' order.
+MOST_JUDGED = 40
+
+
+def answer_spans(question: str, pages: list) -> list[str]:
+    """The spans of ``pages`` (:func:`sunar.prompts.spans.spans`) that could answer ``question``: naming
+    something, of the kind it asks for (no bare date for a where or who), and not one of its own names or
+    words ("Limehouse Blues" does not answer "Who composed Limehouse Blues?"); at most :data:`MOST_JUDGED`."""
+    asked, words = {normalize_answer(n) for n in names_of(question)}, f" {normalize_answer(question)} "
+    fit = [s for s in spans(pages) if known(s) and fits_kind(question, s) and normalize_answer(s) not in asked
+           and f" {normalize_answer(s)} " not in words]
+    return fit[:MOST_JUDGED]
+
+
+def judge_spans(hop: Hop, read: list, llm: Any) -> Hop:
+    """``hop_support=spans``: every span of the pages the doubted or uncertain hop read that could answer
+    it (:func:`answer_spans`) judged as its answer, as the hop's own was (the prompts share their
+    beginning, so llama.cpp reads only each span's words). The best-rated span is taken when it names
+    something else than the hop's answer and is better supported (what that changes on S's own first
+    hops: ``benchmarks/bench_span_judge.py``)."""
+    judged = [(s, p_yes(llm.judge(support_messages(hop["question"], s, read), LABELS))) for s in answer_spans(hop["question"], read)]
+    kept = {**hop, "spans_judged": len(judged)}
+    best = max(judged, key=lambda sp: -1.0 if sp[1] is None else sp[1], default=None)
+    if best is None or agrees(best[0], hop["answer"]) or not judged_better(best[1], hop.get("support")):
+        return kept
+    return {**kept, "answer": best[0], "support": best[1], "unsupported": hop["answer"]}
 
 
 def read_cut(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, config: RunnableConfig) -> Hop:
@@ -242,7 +275,10 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 notes.append(said + (weighed_note(ranked) if weighing else ""))
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
             hop = supported(hop, read, found, cfg, res, call, config)
-            if hop.get("unsupported") and "cut_read" in hop:
+            if hop.get("unsupported") and "spans_judged" in hop:
+                notes.append(f"{hop['spans_judged']} spans of the pages read for {hop['question']!r} judged as its answer: "
+                             f"{hop['answer']!r} is better supported than {hop['unsupported']!r}")
+            elif hop.get("unsupported") and "cut_read" in hop:
                 notes.append(f"{hop['question']!r} read again from its pages cut short: {hop['answer']!r} is better supported than {hop['unsupported']!r}")
             elif hop.get("unsupported"):
                 notes.append(f"{hop['unsupported']!r} is not what the pages read for {hop['question']!r} state: {hop['answer']!r} is")

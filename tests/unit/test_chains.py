@@ -731,3 +731,51 @@ def test_a_hop_read_again_cut_short_and_reversed_takes_that_answer_when_it_is_be
     # a graph without the judge (Self-Ask) reads nothing again
     plain, llm = cut_run({"Who directed Ronnie Rocket? = David Lynch"}, variant="self_ask")
     assert plain["hops"][0]["answer"] == "Mel Brooks" and "cut_read" not in plain["hops"][0] and not llm.judge_calls
+
+
+def test_a_doubted_hop_takes_the_span_of_its_pages_the_judge_finds_better_supported():
+    out, llm = cut_run({"Who directed Ronnie Rocket? = David Lynch", "Where was David Lynch born? = Missoula"}, hop_support="spans")
+    hop1 = out["hops"][0]  # Mel Brooks read, judged no; of the pages' spans David Lynch is judged yes
+    assert (hop1["answer"], hop1["support"], hop1["unsupported"], hop1["spans_judged"]) == ("David Lynch", 1.0, "Mel Brooks", 3)
+    judged = [c.rsplit("Proposed answer: ", 1)[1].split("\n")[0] for c in llm.judge_calls if "Question: Who directed Ronnie Rocket?" in c]
+    assert judged == ["Mel Brooks", "David Lynch", "Mel Brooks", "Brooklyn"]  # the hop's answer, then each span but the question's own name
+    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
+    assert "spans_judged" not in out["hops"][1]  # believed: its spans are not judged
+    assert "3 spans of the pages read for 'Who directed Ronnie Rocket?' judged as its answer: 'David Lynch' is better supported than 'Mel Brooks'" in out["notes"]
+    assert "; 3 spans of its pages judged: 'David Lynch' taken for 'Mel Brooks'; its pages state it: p = 1.00" in describe_step("answer_hop", {"hops": [hop1]}, {})
+    # no span judged better: the hop keeps its answer
+    kept, _ = cut_run({"Where was Mel Brooks born? = Brooklyn"}, hop_support="spans")
+    assert (kept["hops"][0]["answer"], kept["hops"][0]["spans_judged"]) == ("Mel Brooks", 3) and "unsupported" not in kept["hops"][0]
+    assert "; 3 spans of its pages judged: none taken;" in describe_step("answer_hop", {"hops": kept["hops"][:1]}, {})
+    # a graph without the judge (Self-Ask) judges nothing
+    plain, llm = cut_run({"Who directed Ronnie Rocket? = David Lynch"}, variant="self_ask", hop_support="spans")
+    assert plain["hops"][0]["answer"] == "Mel Brooks" and "spans_judged" not in plain["hops"][0] and not llm.judge_calls
+
+
+def test_the_spans_a_doubted_hop_judges_could_answer_it():
+    from sunar.nodes.answer_hop import MOST_JUDGED, answer_spans, escalating, judge_spans
+
+    pages = [{"title": "Limehouse Blues", "text": "Limehouse Blues was written in 1922 by Philip Braham, with words by Douglas Furber."}]
+    # not the question's own name, no bare date for a who, each span once
+    assert answer_spans("Who composed Limehouse Blues?", pages) == ["Philip Braham", "Douglas Furber"]
+    assert answer_spans("When was Limehouse Blues written?", pages) == ["Philip Braham", "Douglas Furber", "1922"]
+    many = [{"title": "Names", "text": " ".join(f"Name{chr(65 + i // 26)}{chr(65 + i % 26)} met." for i in range(60))}]
+    assert len(answer_spans("Who met?", many)) == MOST_JUDGED
+    split = {"answer": "Mel Brooks", "candidates": [{"answer": "Mel Brooks", "share": 0.67}, {"answer": "David Lynch", "share": 0.33}]}
+    assert escalating(split, 0.9, Configuration(hop_support="spans"))  # split samples count, as for careful
+
+    class Judge:
+        def __init__(self, yes):
+            self.yes = yes
+
+        def judge(self, messages, labels):
+            said = str(messages[-1].content).rsplit("Proposed answer: ", 1)[1].split("\n")[0]
+            return {"yes": 0.0, "no": -9.0} if said in self.yes else {"yes": -9.0, "no": 0.0}
+
+    hop = {"question": "Who composed Limehouse Blues?", "answer": "Django Reinhardt", "support": 0.08}
+    assert judge_spans(hop, pages, Judge({"Philip Braham"}))["answer"] == "Philip Braham"
+    # the best-rated span holds the hop's own answer: nothing else is taken
+    same = {**hop, "answer": "Philip Braham and Douglas Furber"}
+    assert judge_spans(same, pages, Judge({"Philip Braham", "Douglas Furber"})) == {**same, "spans_judged": 2}
+    # no span on the pages: the hop stays as it was
+    assert judge_spans(hop, [{"title": "Limehouse Blues", "text": "a song."}], Judge(set())) == {**hop, "spans_judged": 0}
