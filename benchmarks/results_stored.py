@@ -229,3 +229,15 @@ def hop_cut_table(path: Path) -> str:
     keys = ("read", "taken", "right for wrong", "wrong for right", "neither right", "both right", "no step")
     return table(["hops allowed to take it", "read again", "taken", "right for wrong", "wrong for right", "neither right", "both right", "a hop between (no step to hold it to)"],
                  [[name, *(str(counts[k]) for k in keys)] for name, counts in found.items()])
+
+
+def span_judge_table(path: Path) -> str:
+    """A doubted first hop's best-judged span taken where it beats the hop's own answer by a margin
+    (``bench_span_judge``'s results.json): right first bridges before and after, the answers changed and
+    the wins and losses against the data's first step."""
+    found = json.loads(path.read_text())["summary"]
+    rows = [[key.split("margin ")[1], f"{int(s['right before'])} / {int(s['right after'])}", str(s["changed"]), versus(s)]
+            for key, s in found.items() if key.startswith("flagged hops, margin")]
+    return table([f"margin over the hop's P(yes) ({found['flagged']} flagged first hops; the first step among their spans: "
+                  f"{found['the first step among the spans']})", "first bridge found: before / after", "answers changed",
+                  "found / lost (sign test p)"], rows)

@@ -55,6 +55,7 @@ from benchmarks.results_stored import (
     reading_sentences_table,
     rescoring_table,
     scale_table,
+    span_judge_table,
     token_confidence_table,
 )
 from benchmarks.subsets import complete, repeat_samples_can_act, replayed
@@ -166,6 +167,9 @@ S_CUT, CUT_DEV100 = "sunar+hop_support=cut", "dev100-cut-qwen1.5b-cpu"
 CUT_CALIBRATED = "dev71-100-cut-calibrated-qwen1.5b-cpu"
 #: The careful reading (``hop_support=careful``) beside S, on the dev 1-100 questions benchmarks/subsets.py says it can act on.
 CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=careful+unfit_answer=both"
+#: A doubted or uncertain hop's pages' spans judged as its answer (``hop_support=spans``) beside S, the cpu profile's,
+#: on the dev 1-100 questions benchmarks/subsets.py says it can act on (read from CUT_DEV100's S), from a copy of its LLM cache.
+SPANS_DEV, S_SPANS = "dev-spans-qwen1.5b-cpu", "sunar+hop_support=spans"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -345,6 +349,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     focused, demos = stored("focus-reading", "results.json"), stored("reading-demos", "results.json")
     orders, tokens = stored("reading-orders", "results.json"), stored("token-confidence", "results.json")
     sentences, triggers = stored("reading-sentences", "results.json"), stored("hop-triggers", "results.json")
+    span_judge = stored("span-judge", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -455,6 +460,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(SENTENCES), ["sunar", S_SENTENCES], base="sunar")),
         (f"A doubted or uncertain hop read again carefully, beside S, on the 31 dev 1-100 questions it can act on: {where(CAREFUL_DEV)}",
          lambda: answers_table(run(CAREFUL_DEV), [S_UNFIT, S_CAREFUL], base=S_UNFIT)),
+        (f"S's doubted or uncertain first hops, dev 1-100, the best-judged span of their pages taken where it beats the hop's answer (replayed): {span_judge[1]}",
+         lambda: span_judge_table(span_judge[0])),
+        (f"A doubted or uncertain hop's pages' spans judged as its answer (`hop_support=spans`), beside S, on the dev 1-100 questions it can act on: {where(SPANS_DEV)}",
+         lambda: answers_table(run(SPANS_DEV), ["sunar", S_SPANS], base="sunar")),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),

@@ -741,6 +741,7 @@ def test_a_doubted_hop_takes_the_span_of_its_pages_the_judge_finds_better_suppor
     assert judged == ["Mel Brooks", "David Lynch", "Mel Brooks", "Brooklyn"]  # the hop's answer, then each span but the question's own name
     assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
     assert "spans_judged" not in out["hops"][1]  # believed: its spans are not judged
+    assert out["reasoning_path"][0]["spans_judged"] == 3 and "spans_judged" not in out["reasoning_path"][1]
     assert "3 spans of the pages read for 'Who directed Ronnie Rocket?' judged as its answer: 'David Lynch' is better supported than 'Mel Brooks'" in out["notes"]
     assert "; 3 spans of its pages judged: 'David Lynch' taken for 'Mel Brooks'; its pages state it: p = 1.00" in describe_step("answer_hop", {"hops": [hop1]}, {})
     # no span judged better: the hop keeps its answer
