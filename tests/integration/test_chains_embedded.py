@@ -4,7 +4,7 @@ grounded hop and final answers read from the pages a hop names, retrieved demons
 chains weighed by their pages' support and the final vote, in two runs (grounded, each hop's answer judged against its pages; free answers to an
 ambiguous question), as the stream shows them;
 and a hop's answers read from each of its documents alone (``hop_reading=documents``) and from its pages cut
-short in other orders (``hop_reading=sentences``)."""
+short in other orders (``hop_reading=sentences``); a doubted hop's pages' spans judged as its answer (``hop_support=spans``)."""
 
 import pytest
 
@@ -260,3 +260,23 @@ def test_a_final_answer_the_judge_doubts_is_answered_again_by_the_larger_model(d
     out = check(state, config)
     assert out["acted"] == "escalated" and "Missoula" in out["answer"], out
     assert out["judged"]["answer_fits"] >= 0.5 and out["notes"][0].startswith("the final answer 'unknown' (p = 0.00) was read again"), out
+
+
+@pytest.mark.slow
+def test_a_doubted_hops_pages_spans_are_judged_and_the_best_supported_taken(demo_index):
+    """``hop_support=spans`` on the real model: an answer Ronnie Rocket's page does not hold is doubted by the
+    judge, which then rates each name of the page as the director; the page's director is rated best and taken."""
+    from sunar.configuration import Configuration
+    from sunar.nodes.answer_hop import answer_spans, supported
+    from sunar.prompts.answer import SCHEMA, short_call
+    from sunar.resources import resources
+    from sunar.stores.index import Index
+
+    config = {"configurable": {"llm": "embedded:qwen2.5-1.5b", "profile": "cpu", "index_dir": str(demo_index), "calibration": "off", "hop_support": "spans"}}
+    cfg, res = Configuration.from_runnable_config(config), resources(config)
+    pages = Index(demo_index).documents(["d150667e65947"])  # Ronnie Rocket: "The American filmmaker David Lynch developed ..."
+    read = [{"id": p.id, "title": p.title, "text": p.text} for p in pages]
+    hop = {"question": "Who directed Ronnie Rocket?", "answer": "Michael J. Anderson", "evidence": read, "batches": []}
+    out = supported(hop, read, read, cfg, res, short_call(cfg, SCHEMA), config)
+    assert out["spans_judged"] == len(answer_spans(hop["question"], read)) > 1, out
+    assert out["unsupported"] == "Michael J. Anderson" and out["answer"] == "David Lynch" and out["support"] >= 0.5, out
