@@ -28,8 +28,8 @@ the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``). ``careful
 the same LLM, which copies the pages' sentence that answers before the answer (:func:`read_carefully`).
 ``spans`` has the judge rate, for the same hops, every span of the pages the hop read as its answer,
 and takes the best-rated one when it is better supported (:func:`judge_spans`): checking is easier than
-finding for a small model. ``cut`` reads every hop once more with the same LLM, from all its pages cut short and reversed, and takes
-that answer when the judge finds it better supported (:func:`read_cut`).
+finding for a small model. ``cut`` reads every hop once more with the same LLM, from all its pages cut
+short and reversed, and takes that answer when the judge finds it better supported (:func:`read_cut`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence.
@@ -175,7 +175,7 @@ def judge_spans(hop: Hop, read: list, llm: Any) -> Hop:
     """``hop_support=spans``: every span of the pages the doubted or uncertain hop read that could answer
     it (:func:`answer_spans`) judged as its answer, as the hop's own was (the prompts share their
     beginning, so llama.cpp reads only each span's words). The best-rated span is taken when it names
-    something else than the hop's answer and is better supported (what that changes on S's own first
+    something other than the hop's answer and is better supported (what that changes on S's own first
     hops: ``benchmarks/bench_span_judge.py``)."""
     judged = [(s, p_yes(llm.judge(support_messages(hop["question"], s, read), LABELS))) for s in answer_spans(hop["question"], read)]
     kept = {**hop, "spans_judged": len(judged)}
