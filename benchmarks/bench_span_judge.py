@@ -15,9 +15,10 @@ This asks whether it can choose among all the candidates the pages hold. Each fi
 shown (``--hops flagged``: those S's triggers mark; ``all``: every one) is retrieved again as the variant
 retrieves it (no LLM call); every span of the pages it reads that could answer it
 (:func:`sunar.nodes.answer_hop.answer_spans`: names, dates, numbers, titles, of the kind its sub-question
-asks for, not one of its own names) is judged as its answer (P(yes), the hop's own judge and pages; the prompts share their
-beginning, so llama.cpp reads only each span's tokens). The best-judged span is taken when it beats the
-hop's recorded P(yes) by ``margin`` (:data:`MARGINS`). A hop is right when its answer holds the data's
+asks for, not one of its own names) is judged as its answer (P(yes), the hop's own judge and pages; the
+prompts share their beginning, so llama.cpp reads only each span's tokens). The best-judged span is taken
+when it beats the hop's recorded P(yes) by ``margin`` (:data:`MARGINS`); ``hop_support=spans`` takes it
+at margin 0. A hop is right when its answer holds the data's
 first step or is held by it. For development runs only (dev 1-100). Resumable.
 """
 
@@ -56,7 +57,7 @@ def rated_spans(hop: Mapping[str, Any], pages: Sequence[Mapping[str, Any]], llm:
     read = focus(hop["question"], list(pages)) if cfg.focus_pages else list(pages)
     start = time.perf_counter()
     judged = [(s, p_yes(llm.judge(support_messages(hop["question"], s, read), LABELS))) for s in answer_spans(hop["question"], read)]
-    judged.sort(key=lambda sp: -(sp[1] or 0.0))
+    judged.sort(key=lambda sp: 1.0 if sp[1] is None else -sp[1])  # best first; a span the judge gave neither label last
     return {"question": hop["question"], "answer": hop["answer"], "support": hop.get("support"), "flagged": flagged(hop),
             "pages": [p["title"] for p in read], "spans": judged, "seconds": round(time.perf_counter() - start, 2)}
 
