@@ -80,6 +80,23 @@ def hop_pages(graph: Any, res: Any, settings: Mapping[str, Any], question: str) 
     return [dict(e) for e in evidence_of(res.index.documents(top(scored, cfg.evidence)), scored)]
 
 
+def variant_resources(args: argparse.Namespace) -> tuple[Configuration, Any]:
+    """What the run's ``--variant`` ran with (:func:`benchmarks.add_chain_arguments`): the run's recorded
+    settings with the variant's switches, ``--llm`` and ``--index``; and its resources (the index, its
+    scorer, the LLM and the NLI the settings name)."""
+    from sunar.models.nli import make_nli
+    from sunar.models.providers import make_llm
+    from sunar.models.scorer import make_scorer
+    from sunar.resources import Resources
+    from sunar.stores.index import Index
+
+    recorded = json.loads((args.run / "run.json").read_text())["configuration"]
+    cfg = Configuration.resolve({**Configuration.known(recorded), **variant_settings(args.variant), "llm": args.llm, "index_dir": str(args.index)})
+    index = Index(args.index)
+    llm = make_llm(args.llm)
+    return cfg, Resources(llm, make_scorer(cfg.scorer, index.embedder), make_nli(cfg.nli, llm), index)
+
+
 def read_hop(hop: Mapping[str, Any], pages: Sequence[Mapping[str, Any]], res: Any, cfg: Configuration,
              disagree: Callable[[str, str, str], bool]) -> dict[str, Any]:
     """One recorded hop read again from its pages cut short, reversed: the reading, whether it disagrees
@@ -222,18 +239,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     gold = first_steps(data_dir(args.data) / "dev.jsonl")
     records = chains_of(args.run, args.variant)[: args.questions]
-    from sunar.models.nli import make_nli, semantic_sets
-    from sunar.models.providers import make_llm
-    from sunar.models.scorer import make_scorer
-    from sunar.resources import Resources
-    from sunar.stores.index import Index
+    from sunar.models.nli import semantic_sets
 
-    recorded = json.loads((args.run / "run.json").read_text())["configuration"]
-    settings = {**Configuration.known(recorded), **variant_settings(args.variant), "llm": args.llm, "index_dir": str(args.index)}
-    cfg = Configuration.resolve(settings)
-    index = Index(args.index)
-    llm = make_llm(args.llm)
-    res = Resources(llm, make_scorer(cfg.scorer, index.embedder), make_nli(cfg.nli, llm), index)
+    cfg, res = variant_resources(args)
     graph = nar_graph()
 
     def disagree(question: str, answer: str, cut: str) -> bool:

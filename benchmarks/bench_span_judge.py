@@ -32,13 +32,11 @@ from typing import Any
 
 from benchmarks import add_chain_arguments, chains_of, data_dir, kept, resumed
 from benchmarks.bench_focus import first_steps
-from benchmarks.bench_hop_triggers import hop_pages, split_samples
+from benchmarks.bench_hop_triggers import hop_pages, variant_resources
 from benchmarks.bench_nar_stop import nar_graph
 from sunar.configuration import Configuration
 from sunar.evals.metrics import paired_comparison
-from sunar.evals.run import variant_settings
-from sunar.nodes.answer_hop import answer_spans
-from sunar.prompts.support import LABELS, p_yes, support_messages
+from sunar.nodes.answer_hop import escalating, span_ratings
 from sunar.signals import agrees
 from sunar.text import focus
 
@@ -46,17 +44,21 @@ from sunar.text import focus
 MARGINS = (0.0, 0.1, 0.2, 0.3)
 
 
+#: The switch whose triggers the probe reads (:func:`sunar.nodes.answer_hop.escalating`).
+SPANS = Configuration(hop_support="spans")
+
+
 def flagged(hop: Mapping[str, Any]) -> bool:
-    """S's own triggers: the judge doubts the hop (P(yes) < 0.5) or its samples split."""
-    p = hop.get("support")
-    return split_samples(hop) or (p is not None and p < 0.5)
+    """S's own triggers, as ``hop_support=spans`` reads them: the judge doubts the hop (P(yes) < 0.5) or its
+    answers fall into more than one semantic set naming something."""
+    return escalating(hop, hop.get("support"), SPANS)
 
 
 def rated_spans(hop: Mapping[str, Any], pages: Sequence[Mapping[str, Any]], llm: Any, cfg: Configuration) -> dict[str, Any]:
     """A first hop's spans, each with P(yes) that the pages it read state it, best first; and the seconds."""
     read = focus(hop["question"], list(pages)) if cfg.focus_pages else list(pages)
     start = time.perf_counter()
-    judged = [(s, p_yes(llm.judge(support_messages(hop["question"], s, read), LABELS))) for s in answer_spans(hop["question"], read)]
+    judged = span_ratings(hop["question"], read, llm)
     judged.sort(key=lambda sp: 1.0 if sp[1] is None else -sp[1])  # best first; a span the judge gave neither label last
     return {"question": hop["question"], "answer": hop["answer"], "support": hop.get("support"), "flagged": flagged(hop),
             "pages": [p["title"] for p in read], "spans": judged, "seconds": round(time.perf_counter() - start, 2)}
@@ -96,24 +98,14 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     gold = first_steps(data_dir(args.data) / "dev.jsonl")
     records = chains_of(args.run, args.variant)
-    from sunar.models.providers import make_llm
-    from sunar.models.scorer import make_scorer
-    from sunar.resources import Resources
-    from sunar.stores.index import Index
-
-    recorded = json.loads((args.run / "run.json").read_text())["configuration"]
-    settings = {**Configuration.known(recorded), **variant_settings(args.variant), "llm": args.llm, "index_dir": str(args.index)}
-    cfg = Configuration.resolve(settings)
-    index = Index(args.index)
-    llm = make_llm(args.llm)
-    res = Resources(llm, make_scorer(cfg.scorer, index.embedder), None, index)
+    cfg, res = variant_resources(args)
     graph = nar_graph()
     done = resumed(args)
     for record in records:
         hop = record["reasoning_path"][0]
         if record["id"] in done["rows"] or hop.get("support") is None or (args.hops == "flagged" and not flagged(hop)):
             continue
-        row = rated_spans(hop, hop_pages(graph, res, cfg.values(), hop["question"]), llm, cfg)
+        row = rated_spans(hop, hop_pages(graph, res, cfg.values(), hop["question"]), res.llm, cfg)
         done["rows"][record["id"]] = {**row, "gold": gold[record["id"]]}
         kept(done, args.out, summary)
     print(json.dumps(done.get("summary"), indent=1))

@@ -166,9 +166,14 @@ def answer_spans(question: str, pages: list) -> list[str]:
     something, of the kind it asks for (no bare date for a where or who), and not one of its own names or
     words ("Limehouse Blues" does not answer "Who composed Limehouse Blues?"); at most :data:`MOST_JUDGED`."""
     asked, words = {normalize_answer(n) for n in names_of(question)}, f" {normalize_answer(question)} "
-    fit = [s for s in spans(pages) if known(s) and fits_kind(question, s) and normalize_answer(s) not in asked
-           and f" {normalize_answer(s)} " not in words]
+    fit = [s for s in spans(pages) if known(s) and fits_kind(question, s) and (n := normalize_answer(s)) not in asked and f" {n} " not in words]
     return fit[:MOST_JUDGED]
+
+
+def span_ratings(question: str, read: list, llm: Any) -> list[tuple[str, float | None]]:
+    """Each span of the pages ``read`` that could answer ``question`` (:func:`answer_spans`), with P(yes)
+    from the support judge that those pages state it, in the pages' order."""
+    return [(s, p_yes(llm.judge(support_messages(question, s, read), LABELS))) for s in answer_spans(question, read)]
 
 
 def judge_spans(hop: Hop, read: list, llm: Any) -> Hop:
@@ -177,7 +182,7 @@ def judge_spans(hop: Hop, read: list, llm: Any) -> Hop:
     beginning, so llama.cpp reads only each span's words). The best-rated span is taken when it names
     something other than the hop's answer and is better supported (what that changes on S's own first
     hops: ``benchmarks/bench_span_judge.py``)."""
-    judged = [(s, p_yes(llm.judge(support_messages(hop["question"], s, read), LABELS))) for s in answer_spans(hop["question"], read)]
+    judged = span_ratings(hop["question"], read, llm)
     kept = {**hop, "spans_judged": len(judged)}
     best = max(judged, key=lambda sp: -1.0 if sp[1] is None else sp[1], default=None)
     if best is None or agrees(best[0], hop["answer"]) or not judged_better(best[1], hop.get("support")):
