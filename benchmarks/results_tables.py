@@ -170,6 +170,7 @@ CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=car
 #: A doubted or uncertain hop's pages' spans judged as its answer (``hop_support=spans``) beside S, the cpu profile's,
 #: on the dev 1-100 questions benchmarks/subsets.py says it can act on (read from CUT_DEV100's S), from a copy of its LLM cache.
 SPANS_DEV, S_SPANS = "dev-spans-qwen1.5b-cpu", "sunar+hop_support=spans"
+SPANS_FIRST_DEV, S_SPANS_FIRST = "dev-spans-first-qwen1.5b-cpu", "sunar+hop_support=spans_first"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -464,6 +465,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: span_judge_table(span_judge[0])),
         (f"A doubted or uncertain hop's pages' spans judged as its answer (`hop_support=spans`), beside S, on the dev 1-100 questions it can act on: {where(SPANS_DEV)}",
          lambda: answers_table(run(SPANS_DEV), ["sunar", S_SPANS], base="sunar")),
+        (f"The same for a chain's first hop only (`hop_support=spans_first`), beside S, on the dev 1-100 questions it can act on: {where(SPANS_FIRST_DEV)}",
+         lambda: answers_table(run(SPANS_FIRST_DEV), ["sunar", S_SPANS_FIRST], base="sunar")),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),

@@ -31,7 +31,8 @@ or ordinal that can be written another way and MER's pages, found again, do not 
 shown (an earlier hop's answer a later sub-question names) and its last hop answered something else.
 
 ``careful`` and ``spans`` (``hop_support=careful``, ``hop_support=spans``) act where a hop of the chain
-shown was doubted by the judge or its answers split (a chain not shown is not looked at).
+shown was doubted by the judge or its answers split (a chain not shown is not looked at); ``spans_first``
+where the first hop was.
 
 ``past_bridge`` acts where Self-Ask's chain ends after one hop whose sub-question was only part of
 the question. A chain whose reasoning path has one such hop can; so can any of S's questions whose
@@ -186,6 +187,12 @@ def careful_can_act(record: dict[str, Any]) -> bool:
     return any(known(h["answer"]) and escalating(h, h.get("support"), CAREFUL) for h in record.get("reasoning_path") or [])
 
 
+def first_hop_can_act(record: dict[str, Any]) -> bool:
+    """Whether ``hop_support=spans_first`` could have changed this record: :func:`careful_can_act`, for
+    the first hop of the chain shown."""
+    return careful_can_act({**record, "reasoning_path": (record.get("reasoning_path") or [])[:1]})
+
+
 def finals_said(record: dict[str, Any]) -> list[str]:
     """The final answers a record's trace holds: its own, and MER's that the judge doubted (which a rule
     at ``shorten`` saw before ``check`` replaced it)."""
@@ -226,7 +233,8 @@ def page_form_can_act(index: Any) -> Callable[[dict[str, Any]], bool]:
 
 CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {
     "past_bridge": past_bridge_can_act, "repeat_samples": repeat_samples_can_act, "final_vote": final_vote_can_act,
-    "careful": careful_can_act, "spans": careful_can_act, "one_answer": one_answer_can_act, "bridge_to_last": bridge_to_last_can_act}
+    "careful": careful_can_act, "spans": careful_can_act, "spans_first": first_hop_can_act,
+    "one_answer": one_answer_can_act, "bridge_to_last": bridge_to_last_can_act}
 
 
 def replayed(base: Records, rerun: Records, base_variant: str, variant: str, can_act: Callable[[dict[str, Any]], bool]) -> Records:

@@ -28,7 +28,8 @@ the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``). ``careful
 the same LLM, which copies the pages' sentence that answers before the answer (:func:`read_carefully`).
 ``spans`` has the judge rate, for the same hops, every span of the pages the hop read as its answer,
 and takes the best-rated one when it is better supported (:func:`judge_spans`): checking is easier than
-finding for a small model. ``cut`` reads every hop once more with the same LLM, from all its pages cut
+finding for a small model; ``spans_first`` does so for a chain's first hop only, the bridge the rest
+stands on (later hops' pages hold lists and other people the judge prefers). ``cut`` reads every hop once more with the same LLM, from all its pages cut
 short and reversed, and takes that answer when the judge finds it better supported (:func:`read_cut`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
@@ -91,10 +92,11 @@ def weighed_note(ranked: list[tuple[Candidate, float | None]]) -> str:
     return ", weighed by its pages' support: " + ", ".join(said)
 
 
-def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, call: dict[str, Any], config: RunnableConfig) -> Hop:
+def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, call: dict[str, Any], config: RunnableConfig, first: bool = True) -> Hop:
     """The hop with its answer's support (``hop_support``; already judged with ``branch_support``),
     re-read once when unsupported (``reread``) with ``call``, the hop's own reading's arguments, or
-    read again from ``found``, all its pages, cut short (``cut``)."""
+    read again from ``found``, all its pages, cut short (``cut``). ``first``: the chain's first hop
+    (``spans_first`` judges only its spans)."""
     if cfg.hop_support == "off" or not known(hop["answer"]):
         return hop
     judged = hop["support"] if "support" in hop else p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
@@ -105,7 +107,7 @@ def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, c
         return escalated(hop, read, res.larger("hop_support"), call, config)
     if cfg.hop_support == "careful" and escalating(hop, judged, cfg):
         return read_carefully(hop, read, res.llm, cfg, config)
-    if cfg.hop_support == "spans" and escalating(hop, judged, cfg):
+    if (cfg.hop_support == "spans" or cfg.hop_support == "spans_first" and first) and escalating(hop, judged, cfg):
         return judge_spans(hop, read, res.llm)
     if cfg.hop_support != "reread" or judged is None or judged >= 0.5:
         return hop
@@ -120,7 +122,7 @@ def escalating(hop: Hop, judged: float | None, cfg: Configuration) -> bool:
     its pages' spans) reads the hop again: its judge doubts it (P(yes) < 0.5), or, with
     ``escalate_uncertain``, ``careful`` or ``spans``, its answers fall into more than one semantic set
     naming something."""
-    split = cfg.hop_support in ("escalate_uncertain", "careful", "spans") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
+    split = cfg.hop_support in ("escalate_uncertain", "careful", "spans", "spans_first") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
     return split or (judged is not None and judged < 0.5)
 
 
@@ -279,7 +281,7 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 said = f"{len(others) + 1} candidate answers for {state['sub_question']!r}: each is followed as a chain"
                 notes.append(said + (weighed_note(ranked) if weighing else ""))
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
-            hop = supported(hop, read, found, cfg, res, call, config)
+            hop = supported(hop, read, found, cfg, res, call, config, first=not state.get("hops"))
             if hop.get("unsupported") and "spans_judged" in hop:
                 notes.append(f"{hop['spans_judged']} spans of the pages read for {hop['question']!r} judged as its answer: "
                              f"{hop['answer']!r} is better supported than {hop['unsupported']!r}")

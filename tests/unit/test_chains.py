@@ -753,6 +753,19 @@ def test_a_doubted_hop_takes_the_span_of_its_pages_the_judge_finds_better_suppor
     assert plain["hops"][0]["answer"] == "Mel Brooks" and "spans_judged" not in plain["hops"][0] and not llm.judge_calls
 
 
+def test_spans_first_judges_the_spans_of_a_chains_first_hop_only():
+    first, _ = cut_run({"Who directed Ronnie Rocket? = David Lynch", "Where was David Lynch born? = Missoula"}, hop_support="spans_first")
+    assert (first["hops"][0]["answer"], first["hops"][0]["unsupported"], first["hops"][0]["spans_judged"]) == ("David Lynch", "Mel Brooks", 3)
+    # the first hop believed, the second doubted: spans judges the second's spans, spans_first does not
+    later, _ = cut_run({"Who directed Ronnie Rocket? = Mel Brooks"}, hop_support="spans")
+    assert [h["question"] for h in later["hops"]] == ["Who directed Ronnie Rocket?", "Where was Mel Brooks born?"]
+    assert "spans_judged" not in later["hops"][0] and later["hops"][1]["spans_judged"] >= 1
+    kept, llm = cut_run({"Who directed Ronnie Rocket? = Mel Brooks"}, hop_support="spans_first")
+    assert [h["answer"] for h in kept["hops"]] == ["Mel Brooks", "Brooklyn"] and kept["hops"][1]["support"] == 0.0
+    assert not any("spans_judged" in h for h in kept["hops"])
+    assert len([c for c in llm.judge_calls if "Question: Where was Mel Brooks born?" in c]) == 1  # its own answer alone
+
+
 def test_the_spans_a_doubted_hop_judges_could_answer_it():
     from sunar.nodes.answer_hop import MOST_JUDGED, answer_spans, escalating, judge_spans
 

@@ -10,6 +10,7 @@ from benchmarks.subsets import (
     careful_can_act,
     complete,
     final_vote_can_act,
+    first_hop_can_act,
     main,
     one_answer_can_act,
     page_form_can_act,
@@ -149,6 +150,9 @@ def test_the_careful_reading_can_act_where_a_hop_shown_was_doubted_or_split():
     assert not careful_can_act(judged(0.9)) and not careful_can_act(judged(0.9, split[:1]))
     assert not careful_can_act(TWO)  # never judged (a run without hop_support)
     assert not careful_can_act({**judged(0.2), "reasoning_path": [{"question": "?", "answer": "unknown", "support": 0.2}]})  # names nothing
+    assert first_hop_can_act(judged(0.3)) and first_hop_can_act(judged(0.9, split))  # spans_first: the first hop alone
+    later = {**TWO, "reasoning_path": [{**TWO["reasoning_path"][0], "support": 0.9}, {**TWO["reasoning_path"][1], "support": 0.2}]}
+    assert careful_can_act(later) and not first_hop_can_act(later) and not first_hop_can_act(TWO)
 
 
 def test_the_list_rule_can_act_where_an_answer_of_any_chain_lists_names():
