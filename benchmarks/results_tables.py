@@ -170,6 +170,8 @@ CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=car
 #: A doubted or uncertain hop's pages' spans judged as its answer (``hop_support=spans``) beside S, the cpu profile's,
 #: on the dev 1-100 questions benchmarks/subsets.py says it can act on (read from CUT_DEV100's S), from a copy of its LLM cache.
 SPANS_DEV, S_SPANS = "dev-spans-qwen1.5b-cpu", "sunar+hop_support=spans"
+#: The same for a chain's first hop only (``hop_support=spans_first``), on the questions whose first hop it can act on,
+#: replayed from a copy of SPANS_DEV's LLM cache.
 SPANS_FIRST_DEV, S_SPANS_FIRST = "dev-spans-first-qwen1.5b-cpu", "sunar+hop_support=spans_first"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 

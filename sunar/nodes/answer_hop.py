@@ -28,9 +28,9 @@ the judge alone misses most wrong bridges: ``benchmarks/RESULTS.md``). ``careful
 the same LLM, which copies the pages' sentence that answers before the answer (:func:`read_carefully`).
 ``spans`` has the judge rate, for the same hops, every span of the pages the hop read as its answer,
 and takes the best-rated one when it is better supported (:func:`judge_spans`): checking is easier than
-finding for a small model; ``spans_first`` does so for a chain's first hop only, the bridge the rest
-stands on (later hops' pages hold lists and other people the judge prefers). ``cut`` reads every hop once more with the same LLM, from all its pages cut
-short and reversed, and takes that answer when the judge finds it better supported (:func:`read_cut`).
+finding for a small model; ``spans_first``, for a chain's first hop only, the bridge the rest stands
+on. ``cut`` reads every hop once more with the same LLM, from all its pages cut short and reversed, and
+takes that answer when the judge finds it better supported (:func:`read_cut`).
 
 With ``requery``, an uncertain hop is first retrieved again, once (``requery`` names the query for
 ``retrieve``, and the graph goes back there); the hop is then answered from both rounds' evidence.
@@ -120,8 +120,8 @@ def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, c
 def escalating(hop: Hop, judged: float | None, cfg: Configuration) -> bool:
     """Whether the larger model (or, with ``careful``, the careful reading; with ``spans``, the judge of
     its pages' spans) reads the hop again: its judge doubts it (P(yes) < 0.5), or, with
-    ``escalate_uncertain``, ``careful`` or ``spans``, its answers fall into more than one semantic set
-    naming something."""
+    ``escalate_uncertain``, ``careful``, ``spans`` or ``spans_first``, its answers fall into more than
+    one semantic set naming something."""
     split = cfg.hop_support in ("escalate_uncertain", "careful", "spans", "spans_first") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
     return split or (judged is not None and judged < 0.5)
 
