@@ -4,7 +4,8 @@ the next design (a stronger reader where S doubts), measured with the data's own
 Usage::
 
     python -m benchmarks.bench_oracle_bridge SUBSET.jsonl --cache evals/results/RUN/llm-cache.sqlite --index INDEX_DIR
-        [--data DIR] [--hops flagged|all] [--work DIR] [--out benchmarks/results/oracle-bridge/results.json]
+        [--data DIR] [--hops flagged|all] [--work DIR (default: the temporary folder's oracle-bridge)]
+        [--out benchmarks/results/oracle-bridge/results.json]
 
 ``hop_support=spans_first`` acts on a chain's first hop where S's triggers mark it (the judge doubts it, or
 its samples split). Here what it takes is not the best-judged span but the data's first step (MuSiQue's
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--index", required=True, help="index directory of the corpus (sunar index)")
     add_data_argument(p)
     p.add_argument("--hops", choices=("flagged", "all"), default="flagged", help="the first hops S's triggers mark, or every one")
-    p.add_argument("--work", type=Path, default=Path("/tmp/oracle-bridge"), help="the eval's folder (resumable)")
+    p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "oracle-bridge", help="the eval's folder (resumable)")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/oracle-bridge/results.json"))
     args = p.parse_args(argv)
     data = data_dir(args.data)

@@ -241,3 +241,16 @@ def span_judge_table(path: Path) -> str:
     return table([f"margin over the hop's P(yes) ({found['flagged']} flagged first hops; the first step among their spans: "
                   f"{found['the first step among the spans']})", "first bridge found: before / after", "answers changed",
                   "found / lost (sign test p)"], rows)
+
+
+def oracle_bridge_table(path: Path) -> str:
+    """S against S with the data's first step put in the place of each first hop its triggers mark
+    (``bench_oracle_bridge``'s results.json): right answers, cover-EM and EM, with wins and losses; and
+    where the oracle's bridge went."""
+    found = json.loads(path.read_text())["summary"]
+    acted = found["where the oracle acted"]
+    rows = [[metric, f"{int(found[metric]['S'])} / {int(found[metric]['oracle'])}", versus(found[metric])] for metric in ("cover-EM", "EM")]
+    rows += [["first bridges the oracle put in place", str(found["first bridges put in place"]), "-"],
+             ["of those, the chain asked on from the bridge (ended right)", f"{acted['the chain asked on from the bridge']} ({int(acted['of those, ended right'])})", "-"],
+             ["of those, the chain ended after its first hop", str(acted["the chain ended after the first hop"]), "-"]]
+    return table([f"{found['questions']} questions whose first hop S marks", "S / the oracle", "the oracle right / wrong where S was not (sign test p)"], rows)

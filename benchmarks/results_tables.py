@@ -49,6 +49,7 @@ from benchmarks.results_stored import (
     hop_triggers_table,
     judges_table,
     nar_stop_table,
+    oracle_bridge_table,
     probe_table,
     reading_demos_table,
     reading_orders_table,
@@ -353,6 +354,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     orders, tokens = stored("reading-orders", "results.json"), stored("token-confidence", "results.json")
     sentences, triggers = stored("reading-sentences", "results.json"), stored("hop-triggers", "results.json")
     span_judge = stored("span-judge", "results.json")
+    oracle = stored("oracle-bridge", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -442,6 +444,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE, S_ESCALATE_FINAL], base=DEMOS_LOOPS)),
         (f"A doubted or uncertain hop read again by a larger model (`hop_support=escalate_uncertain`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 21-60 in one run: {where(ESCALATE_UNCERTAIN)}",
          lambda: answers_table(run(ESCALATE_UNCERTAIN), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE_UNCERTAIN], base=DEMOS_LOOPS)),
+        (f"S with the data's first step in place of each first hop its triggers mark (an oracle reader), dev 1-100: {oracle[1]}",
+         lambda: oracle_bridge_table(oracle[0])),
         (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
          lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
         (f"What S's uncertainty saw after the right first bridge, S on the 1.5B, dev 1-100: {where(UNFIT_DEV)}",
