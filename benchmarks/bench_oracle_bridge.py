@@ -24,6 +24,7 @@ import argparse
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +52,18 @@ class Oracle:
 
     def watching(self, graph: Any) -> Any:
         """``graph`` whose runs first note which question they answer."""
-        oracle = self
+        return watching(graph, lambda given: setattr(self, "current", self.ids[given["question"]]))
 
-        class Watched:
-            def invoke(self, given: dict[str, Any], config: Any = None, **kw: Any) -> Any:
-                oracle.current = oracle.ids[given["question"]]
-                return graph.invoke(given, config, **kw)
 
-        return Watched()
+def watching(graph: Any, before: Callable[[dict[str, Any]], None]) -> Any:
+    """``graph`` whose every run first hands its input to ``before``."""
+
+    class Watched:
+        def invoke(self, given: dict[str, Any], config: Any = None, **kw: Any) -> Any:
+            before(given)
+            return graph.invoke(given, config, **kw)
+
+    return Watched()
 
 
 def run(subset: Path, cache: Path, index: str, data: Path, work: Path, every: bool) -> list[dict[str, Any]]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from benchmarks.bench_scale import build_seconds, other_graph
 from benchmarks.results_render import fmt, table, versus
-from benchmarks.results_runs import mean
+from benchmarks.results_runs import Records, mean
+from sunar.evals.metrics import paired_comparison
 
 
 def probe_table(path: Path, graph: str = "`sunar`", scored_on: str = "dev 101-200") -> str:
@@ -254,3 +255,21 @@ def oracle_bridge_table(path: Path) -> str:
              ["of those, the chain asked on from the bridge (ended right)", f"{acted['the chain asked on from the bridge']} ({int(acted['of those, ended right'])})", "-"],
              ["of those, the chain ended after its first hop", str(acted["the chain ended after the first hop"]), "-"]]
     return table([f"{found['questions']} questions whose first hop S marks", "S / the oracle", "the oracle right / wrong where S was not (sign test p)"], rows)
+
+
+def oracle_plan_table(path: Path, own: dict[str, Records]) -> str:
+    """Self-Ask and S given the data's decomposition (``bench_oracle_plan``'s results.json) beside their
+    answers with their own (``own``: each graph's records, the headline's), on the same questions:
+    right answers, cover-EM and EM, with S against Self-Ask, and the recorded time."""
+    found = json.loads(path.read_text())
+    ids, got = set(found["questions"]), found["summary"]
+    mine = {graph: sorted((r for r in rs if r["id"] in ids), key=lambda r: r["id"]) for graph, rs in own.items()}
+    rows = []
+    for metric, key in (("cover-EM", "cover_em"), ("EM", "em")):
+        sa, s = ([r["metrics"][key] for r in mine[g]] for g in ("Self-Ask", "S"))
+        rows.append([f"their own decomposition (the headline's answers): {metric}", fmt(sum(sa), 0), fmt(sum(s), 0), versus(paired_comparison(s, sa))])
+    for metric in ("cover-EM", "EM"):
+        rows.append([f"the data's decomposition: {metric}", fmt(got["Self-Ask"][metric]["all"], 0), fmt(got["S"][metric]["all"], 0), versus(got[f"S against Self-Ask, {metric}"])])
+    rows.append(["the data's decomposition: recorded s / question", fmt(got["Self-Ask"]["recorded s / question"], 1),
+                 fmt(got["S"]["recorded s / question"], 1), f"{got['time ratio']:.1f}x"])
+    return table([f"{got['questions']} questions", "Self-Ask", "S", "S right / wrong where Self-Ask was not (sign test p)"], rows)

@@ -50,6 +50,7 @@ from benchmarks.results_stored import (
     judges_table,
     nar_stop_table,
     oracle_bridge_table,
+    oracle_plan_table,
     probe_table,
     reading_demos_table,
     reading_orders_table,
@@ -355,6 +356,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     sentences, triggers = stored("reading-sentences", "results.json"), stored("hop-triggers", "results.json")
     span_judge = stored("span-judge", "results.json")
     oracle = stored("oracle-bridge", "results.json")
+    oracle_plan = stored("oracle-plan", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -446,6 +448,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(ESCALATE_UNCERTAIN), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE_UNCERTAIN], base=DEMOS_LOOPS)),
         (f"S with the data's first step in place of each first hop its triggers mark (an oracle reader), dev 1-100: {oracle[1]}",
          lambda: oracle_bridge_table(oracle[0])),
+        (f"Self-Ask and S given the data's decomposition (an oracle planner), beside their own, dev 1-60: {oracle_plan[1]}",
+         lambda: oracle_plan_table(oracle_plan[0], {"Self-Ask": of(today_split()[0][1], DEMOS_LOOPS), "S": of(today_split()[0][1], S_UNFIT)})),
         (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
          lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
         (f"What S's uncertainty saw after the right first bridge, S on the 1.5B, dev 1-100: {where(UNFIT_DEV)}",

@@ -40,3 +40,21 @@ def test_rows_pair_s_with_the_oracle_and_the_summary_counts_where_the_bridge_wen
     assert got["first bridges put in place"] == 2 and (got["cover-EM"]["S"], got["cover-EM"]["oracle"], got["cover-EM"]["wins"]) == (0, 1, 1)
     assert got["where the oracle acted"] == {"ended right": 1, "the chain asked on from the bridge": 1, "of those, ended right": 1,
                                              "the chain ended after the first hop": 1}
+
+
+def test_the_table_gives_both_scores_and_where_the_bridges_went(tmp_path):
+    import json
+
+    from benchmarks.results_stored import oracle_bridge_table
+
+    records = [
+        record("q1", "sunar", "Brooklyn", [{"answer": "Mel Brooks"}, {"answer": "Brooklyn"}], False),
+        record("q1", ORACLE, "Missoula", [{"answer": "David Lynch", "unsupported": "Mel Brooks"}, {"answer": "Missoula"}], True),
+        record("q2", "sunar", "1817", [{"answer": "1817"}], False),
+        record("q2", ORACLE, "Mercia", [{"answer": "Mercia", "unsupported": "1817"}], False),
+    ]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"summary": summary(rows_of(records, GOLD))}))
+    lines = oracle_bridge_table(path).splitlines()
+    assert lines[2] == "| cover-EM | 0 / 1 | 1 / 0 (p = 1.00) |"
+    assert lines[-2:] == ["| of those, the chain asked on from the bridge (ended right) | 1 (1) | - |", "| of those, the chain ended after its first hop | 1 | - |"]
