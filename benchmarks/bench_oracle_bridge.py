@@ -24,7 +24,6 @@ import argparse
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ class Oracle:
         self.gold, self.ids, self.current = gold, ids, ""
 
     def judge_spans(self, hop: dict[str, Any], read: list, llm: Any) -> dict[str, Any]:
+        """In place of :func:`sunar.nodes.answer_hop.judge_spans`: the hop with the data's first step as its answer."""
         bridge = self.gold[self.current]
         if agrees(str(hop["answer"]), bridge):
             return hop
@@ -52,18 +52,14 @@ class Oracle:
 
     def watching(self, graph: Any) -> Any:
         """``graph`` whose runs first note which question they answer."""
-        return watching(graph, lambda given: setattr(self, "current", self.ids[given["question"]]))
+        oracle = self
 
+        class Watched:
+            def invoke(self, given: dict[str, Any], config: Any = None, **kw: Any) -> Any:
+                oracle.current = oracle.ids[given["question"]]
+                return graph.invoke(given, config, **kw)
 
-def watching(graph: Any, before: Callable[[dict[str, Any]], None]) -> Any:
-    """``graph`` whose every run first hands its input to ``before``."""
-
-    class Watched:
-        def invoke(self, given: dict[str, Any], config: Any = None, **kw: Any) -> Any:
-            before(given)
-            return graph.invoke(given, config, **kw)
-
-    return Watched()
+        return Watched()
 
 
 def run(subset: Path, cache: Path, index: str, data: Path, work: Path, every: bool) -> list[dict[str, Any]]:
