@@ -30,6 +30,7 @@ from typing import Any
 from benchmarks import add_data_argument, data_dir
 from benchmarks.bench_focus import first_steps
 from sunar.evals.metrics import paired_comparison
+from sunar.evals.predictions import latest, read_predictions
 from sunar.signals import agrees
 
 #: The variant the oracle stands in for (its calibration off: no calibration is fitted for it, and the
@@ -82,7 +83,7 @@ def run(subset: Path, cache: Path, index: str, data: Path, work: Path, every: bo
                   "--out", str(work), "--llm", "embedded:qwen2.5-1.5b", "--profile", "cpu", "--quiet"])
     if code:
         raise SystemExit(code)
-    return [json.loads(line) for line in (work / "predictions.jsonl").read_text().splitlines() if line.strip()]
+    return list(latest(read_predictions(work / "predictions.jsonl")).values())
 
 
 def rows_of(records: list[dict[str, Any]], gold: dict[str, str]) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from benchmarks import add_data_argument, data_dir
 from sunar.evals.metrics import paired_comparison
+from sunar.evals.predictions import latest, read_predictions
 
 VARIANTS = ("self_ask+decomposition=plan+calibration=off", "sunar+decomposition=plan+calibration=off")
 #: 2Wiki's relations (and MuSiQue's "X >> relation" steps) as questions; any other: "What is the R of X?".
@@ -67,7 +68,7 @@ def run(rows: list[dict[str, Any]], index: str, data: Path, work: Path) -> list[
     if code:
         raise SystemExit(code)
     wanted = {r["id"] for r in rows}
-    return [r for r in (json.loads(line) for line in (work / "predictions.jsonl").read_text().splitlines() if line.strip()) if r["id"] in wanted]
+    return [r for r in latest(read_predictions(work / "predictions.jsonl")).values() if r["id"] in wanted]
 
 
 def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
