@@ -15,7 +15,7 @@ their most relevant sentences and read in other orders split on every misread fi
 S actually took. Each hop of the chain shown (its sub-question, answer, candidates and the judge's
 P(yes), as recorded) is retrieved again as the variant retrieves it (NAR with the run's settings, no LLM
 call), its top l pages cut (:func:`sunar.sentences.cut_to_sentences`) and read greedily reversed
-(:func:`sunar.nodes.answer_hop.read_from`), and the reading is clustered with the hop's answer by the
+(:func:`sunar.hop_support.read_from`), and the reading is clustered with the hop's answer by the
 product's NLI: the hop is marked when they fall into two semantic sets that name something. Where they
 do, the support judge also rates the cut reading's answer against the pages the hop read, as the hop's
 own answer was rated: would the hop do better taking the cut answer when it is judged better supported?
@@ -102,7 +102,7 @@ def read_hop(hop: Mapping[str, Any], pages: Sequence[Mapping[str, Any]], res: An
     """One recorded hop read again from its pages cut short, reversed: the reading, whether it disagrees
     with the hop's answer, and its seconds; where it disagrees, P(yes) that the pages the hop read state it
     (:func:`judge_cut`)."""
-    from sunar.nodes.answer_hop import read_from
+    from sunar.hop_support import read_from
 
     shortened = cut_to_sentences(hop["question"], list(pages), res.scorer.score, cfg.hop_sentences)
     start = time.perf_counter()

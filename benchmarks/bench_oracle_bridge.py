@@ -45,7 +45,7 @@ class Oracle:
         self.gold, self.ids, self.current = gold, ids, ""
 
     def judge_spans(self, hop: dict[str, Any], read: list, llm: Any) -> dict[str, Any]:
-        """In place of :func:`sunar.nodes.answer_hop.judge_spans`: the hop with the data's first step as its answer."""
+        """In place of :func:`sunar.hop_support.judge_spans`: the hop with the data's first step as its answer."""
         bridge = self.gold[self.current]
         if agrees(str(hop["answer"]), bridge):
             return hop
@@ -66,7 +66,7 @@ class Oracle:
 def run(subset: Path, cache: Path, index: str, data: Path, work: Path, every: bool) -> list[dict[str, Any]]:
     """S and the oracle variant on ``subset``, in one eval into ``work`` (resumed if it is there)."""
     import sunar.graph
-    import sunar.nodes.answer_hop as answer_hop
+    import sunar.hop_support as hop_support
     from sunar.cli import main as sunar_cli
 
     questions = [json.loads(line) for line in subset.read_text().splitlines() if line.strip()]
@@ -75,9 +75,9 @@ def run(subset: Path, cache: Path, index: str, data: Path, work: Path, every: bo
     if not (work / "llm-cache.sqlite").exists():
         shutil.copy(cache, work / "llm-cache.sqlite")
     build = sunar.graph.build_graph
-    answer_hop.judge_spans = oracle.judge_spans
+    hop_support.judge_spans = oracle.judge_spans
     if every:
-        answer_hop.escalating = lambda hop, judged, cfg: True
+        hop_support.escalating = lambda hop, judged, cfg: True
     sunar.graph.build_graph = lambda name: oracle.watching(build(name))
     code = sunar_cli(["eval", "--questions", str(subset), "--corpus", str(data / "corpus.jsonl"), "--index", index, "--variants", f"sunar,{ORACLE}",
                   "--out", str(work), "--llm", "embedded:qwen2.5-1.5b", "--profile", "cpu", "--quiet"])

@@ -14,7 +14,7 @@ answer told the right reading from the wrong one on every first hop where a seco
 This asks whether it can choose among all the candidates the pages hold. Each first hop of the chain
 shown (``--hops flagged``: those S's triggers mark; ``all``: every one) is retrieved again as the variant
 retrieves it (no LLM call); every span of the pages it reads that could answer it
-(:func:`sunar.nodes.answer_hop.answer_spans`: names, dates, numbers, titles, of the kind its sub-question
+(:func:`sunar.hop_support.answer_spans`: names, dates, numbers, titles, of the kind its sub-question
 asks for, not one of its own names) is judged as its answer (P(yes), the hop's own judge and pages; the
 prompts share their beginning, so llama.cpp reads only each span's tokens). The best-judged span is taken
 when it beats the hop's recorded P(yes) by ``margin`` (:data:`MARGINS`); ``hop_support=spans`` takes it
@@ -36,7 +36,7 @@ from benchmarks.bench_hop_triggers import hop_pages, variant_resources
 from benchmarks.bench_nar_stop import nar_graph
 from sunar.configuration import Configuration
 from sunar.evals.metrics import paired_comparison
-from sunar.nodes.answer_hop import escalating, span_ratings
+from sunar.hop_support import escalating, span_ratings
 from sunar.signals import agrees
 from sunar.text import focus
 
@@ -44,7 +44,7 @@ from sunar.text import focus
 MARGINS = (0.0, 0.1, 0.2, 0.3)
 
 
-#: The switch whose triggers the probe reads (:func:`sunar.nodes.answer_hop.escalating`).
+#: The switch whose triggers the probe reads (:func:`sunar.hop_support.escalating`).
 SPANS = Configuration(hop_support="spans")
 
 

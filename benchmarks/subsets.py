@@ -56,7 +56,8 @@ from typing import Any
 
 from benchmarks.results_runs import Records, of, read_records
 from sunar.configuration import Configuration
-from sunar.nodes.answer_hop import escalating, weighed
+from sunar.hop_support import escalating
+from sunar.nodes.answer_hop import weighed
 from sunar.nodes.shorten import past_the_bridge
 from sunar.nodes.vote import supported_hop
 from sunar.prompts.answer import echoes_example

@@ -224,7 +224,7 @@ def test_a_hop_the_small_models_judge_doubts_is_read_again_by_the_larger_model(d
     by the 0.5B model's own judge, and the 1.5B model reads the page again and judges both answers; the
     one it finds better supported is kept."""
     from sunar.configuration import Configuration
-    from sunar.nodes.answer_hop import supported
+    from sunar.hop_support import supported
     from sunar.prompts.answer import SCHEMA, short_call
     from sunar.resources import resources
     from sunar.stores.index import Index
@@ -267,7 +267,7 @@ def test_a_doubted_hops_pages_spans_are_judged_and_the_best_supported_taken(demo
     """``hop_support=spans`` on the real model: an answer Ronnie Rocket's page does not hold is doubted by the
     judge, which then rates each name of the page as the director; the page's director is rated best and taken."""
     from sunar.configuration import Configuration
-    from sunar.nodes.answer_hop import answer_spans, supported
+    from sunar.hop_support import answer_spans, supported
     from sunar.prompts.answer import SCHEMA, short_call
     from sunar.resources import resources
     from sunar.stores.index import Index

@@ -598,7 +598,7 @@ def test_a_careful_answer_needs_a_sentence_of_the_pages_about_what_the_question_
 
 
 def test_an_uncertain_hop_its_judge_believes_is_read_again_carefully():
-    from sunar.nodes.answer_hop import escalating
+    from sunar.hop_support import escalating
 
     cfg = Configuration(hop_support="careful")
     split = {"answer": "Mel Brooks", "candidates": [{"answer": "Mel Brooks", "share": 0.75}, {"answer": "David Lynch", "share": 0.25}]}
@@ -767,7 +767,7 @@ def test_spans_first_judges_the_spans_of_a_chains_first_hop_only():
 
 
 def test_the_spans_a_doubted_hop_judges_could_answer_it():
-    from sunar.nodes.answer_hop import MOST_JUDGED, answer_spans, escalating, judge_spans
+    from sunar.hop_support import MOST_JUDGED, answer_spans, escalating, judge_spans
 
     pages = [{"title": "Limehouse Blues", "text": "Limehouse Blues was written in 1922 by Philip Braham, with words by Douglas Furber."}]
     # not the question's own name, no bare date for a who, each span once
