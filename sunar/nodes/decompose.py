@@ -1,10 +1,10 @@
 """Decomposition: the next sub-question sq_i, or the end of the decomposition. Self-Ask writes each
 follow-up after the answers so far; with ``decomposition="plan"`` the questions are planned at once
-and filled in with the answers as they come (:mod:`sunar.prompts.plan`)."""
+and filled in with the answers as they come (:mod:`sunar.prompts.plan`). What a follow-up does (repeats a
+step, goes round the last answer, ends on a bridge) is told by the rules of :mod:`sunar.follow_ups`."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
@@ -12,6 +12,14 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
+from sunar.follow_ups import (
+    FAULTS,
+    builds_on,
+    ends_on_bridge,
+    fault,
+    loops_on_answer,
+    new_rest,
+)
 from sunar.prompts.demonstrations import Demonstration, load_pool, retrieve
 from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
@@ -28,72 +36,9 @@ from sunar.prompts.self_ask import (
     self_ask_messages,
 )
 from sunar.resources import resources
-from sunar.signals import known, whole_chain
-from sunar.text import content_words, normalize_answer, restates, substituted
+from sunar.signals import whole_chain
+from sunar.text import content_words, normalize_answer
 from sunar.usage import node
-
-
-def builds_on(follow_up: str, hops: list[dict[str, Any]]) -> bool:
-    """Whether a follow-up names one of the answers found so far (any content word of one), or
-    whether that cannot be told (no answer has a content word)."""
-    found = set().union(*(content_words(str(h.get("answer", ""))) for h in hops))
-    return not found or bool(found & content_words(follow_up))
-
-
-def remaining(question: str, hops: list[dict[str, Any]]) -> str | None:
-    """What the question still asks after its first hop: the question with that hop's part of it
-    replaced by its answer (:func:`sunar.text.substituted`). None after more hops (a second
-    replacement reads the first one's answer as a part), or when the part is not found."""
-    if len(hops) != 1 or not known(str(hops[0]["answer"])):
-        return None
-    return substituted(question, hops[0]["question"], str(hops[0]["answer"]))
-
-
-def new_rest(question: str, hops: list[dict[str, Any]], asked: set[str]) -> str | None:
-    """:func:`remaining`, unless that was asked already."""
-    rest = remaining(question, hops)
-    return rest if rest and normalize_answer(rest) not in asked else None
-
-
-def loops_on_answer(follow_up: str, hops: list[dict[str, Any]], question: str) -> bool:
-    """Whether a follow-up only goes round the last answer: it names that answer and asks nothing
-    else ("Who is Chris Pérez?"), or asks of it what the step before asked ("Who is the spouse of
-    Selena?" -> Chris Pérez, then "Who is the spouse of Chris Pérez?") while the question names
-    that relation only once (not "the father of X's father")."""
-    if len(hops) < 1 or not known(str(hops[-1]["answer"])):
-        return False
-    answer = content_words(str(hops[-1]["answer"]))
-    words = content_words(follow_up)
-    if not answer or not answer <= words:
-        return False
-    asks = words - answer
-    if not asks:
-        return True
-    before = content_words(hops[-1]["question"])
-    told = normalize_answer(question).split()
-    return asks <= before and any(told.count(w) < 2 for w in asks)
-
-
-#: People a multi-hop question describes instead of naming ("X's father", "the director of film Y").
-_RELATIONS = (
-    "father|mother|husband|wife|spouse|son|daughter|brother|sister|child|parent|grandfather|grandmother|"
-    "father-in-law|mother-in-law|uncle|aunt|director|composer|author|writer|screenwriter|lyricist|performer|"
-    "producer|founder|creator|designer|architect|painter|singer|publisher|owner|cast member|actor|actress"
-)
-_POSSESSIVE = re.compile(rf"(?:['’]s|s['’])\s+(?:{_RELATIONS})\b", re.IGNORECASE)
-_OF = re.compile(rf"\bthe\s+(?:{_RELATIONS})\s+of\b", re.IGNORECASE)
-_ASKS_FOR_NAME = re.compile(r"^\W*(?:who|whom|whose)\b|^\W*(?:what|which)\s+(?:is|was|are|were)\b", re.IGNORECASE)
-
-
-def describes_hidden(follow_up: str) -> bool:
-    """Whether a follow-up still describes a person instead of asking for them: it holds "X's
-    father" with more words after it, or "the director of ...", and does not ask who that is
-    ("When was X's father born?", not "Who is X's father?" or "What nationality is X's father?")."""
-    if _ASKS_FOR_NAME.search(follow_up):
-        return False
-    if (m := _POSSESSIVE.search(follow_up)) is not None:
-        return any(ch.isalnum() for ch in follow_up[m.end() :])
-    return _OF.search(follow_up) is not None
 
 
 def ending(kind: str, text: str, hops: list[dict[str, Any]], question: str, cfg: Configuration) -> str | None:
@@ -106,14 +51,6 @@ def ending(kind: str, text: str, hops: list[dict[str, Any]], question: str, cfg:
     return None
 
 
-def ends_on_bridge(final: str, hops: list[dict[str, Any]], question: str) -> bool:
-    """Whether a chain of one hop ends with that hop's answer while the hop asked only part of the
-    question (its sub-question is not the question again): the hidden name taken for the answer."""
-    if whole_chain(question, hops) != 0.0 or not known(final):
-        return False
-    return normalize_answer(final) == normalize_answer(str(hops[0]["answer"]))
-
-
 #: How a note ends when a chain that ended on its bridge found no next step.
 STANDS = "no next step was found, so it stands"
 
@@ -122,7 +59,7 @@ def past_bridge(
     question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str], said: str = ""
 ) -> tuple[str, str]:
     """(the next follow-up, a note) for a chain that ended on its bridge (``past_bridge``): the
-    question with the hop's part replaced by its answer (:func:`remaining`: it keeps the question's
+    question with the hop's part replaced by its answer (:func:`sunar.follow_ups.remaining`: it keeps the question's
     own relation and context); where that part is not found, the model asked once for a follow-up
     about the bridge (:func:`sunar.prompts.self_ask.bridge_nudge`), taken if it names the bridge and
     is new; else no follow-up, and the end stands. ``said`` begins the note (why it goes on)."""
@@ -176,25 +113,6 @@ def went_on_note(doubted: str, asked: str) -> str:
     return f"the final answer {doubted!r} does not answer the question, and its chain asked only {asked!r}"
 
 
-_SAID = {
-    "echo": "repeated the question",
-    "described": "asked its first follow-up about a person it had not named",
-    "repeat": "repeated a follow-up",
-}
-
-
-def _problem(kind: str, text: str, question: str, hops: list[dict[str, Any]], asked: set[str]) -> str:
-    """'echo' (the first follow-up is the question again), 'described' (the first follow-up asks
-    about "X's father" before asking who that is), 'repeat' (a follow-up asked before) or ''."""
-    if kind != "follow_up":
-        return ""
-    if not hops and restates(text, question):
-        return "echo"
-    if not hops and describes_hidden(text):
-        return "described"
-    return "repeat" if normalize_answer(text) in asked else ""
-
-
 @node("decompose")
 def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     """Ask the LLM for the next Self-Ask step (or the plan's, :func:`planned`) and decide,
@@ -215,7 +133,7 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     kind, text = parse_self_ask(reply)
     notes: list[str] = []
     asked = {normalize_answer(h["question"]) for h in hops}
-    problem = _problem(kind, text, question, hops, asked)
+    problem = fault(kind, text, question, hops, asked)
     sampled = sampled_step(llm, messages, question, hops, asked, cfg) if problem == "repeat" and cfg.repeat_samples else None
     if sampled:
         kind, text = "follow_up", sampled
@@ -228,13 +146,13 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         retry = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=schema).content)
         again, retried = parse_self_ask(retry)
         on_topic = bool(hops) or again != "follow_up" or bool(content_words(retried) & content_words(question))
-        if again != "invalid" and on_topic and not _problem(again, retried, question, hops, asked):
+        if again != "invalid" and on_topic and not fault(again, retried, question, hops, asked):
             kind, text = again, retried
-            notes = [f"Self-Ask {_SAID[problem]}; asked again and it gave a new step"]
+            notes = [f"Self-Ask {FAULTS[problem]}; asked again and it gave a new step"]
         elif problem == "echo":
             notes = ["Self-Ask repeated the question; it is used as the first sub-question"]
         elif problem == "described":
-            notes = [f"Self-Ask {_SAID[problem]}; asked again, no better step, so it is kept"]
+            notes = [f"Self-Ask {FAULTS[problem]}; asked again, no better step, so it is kept"]
     repeated = problem == "repeat" and cfg.rewrite_repeats and (kind != "follow_up" or normalize_answer(text) in asked)
     # a repeat, then the end or the repeat again: after one hop, that is mostly the bridge taken for the answer
     if repeated and (rest := new_rest(question, hops, asked)):
@@ -275,10 +193,10 @@ def ask_plan(question: str, demos: list[Demonstration], cfg: Configuration, conf
     call = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "config": config, "schema": cfg.reply_schema(plan_format(cfg.max_hops))}
     reply = str(llm.generate(messages, **call).content)
     plan = parse_plan(reply, cfg.max_hops)
-    if not plan or not _problem("follow_up", plan[0], question, [], set()):  # Self-Ask's first-step faults
+    if not plan or not fault("follow_up", plan[0], question, [], set()):  # Self-Ask's first-step faults
         return plan, [], reply
     again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), cfg.max_hops)
-    better = bool(again) and not _problem("follow_up", again[0], question, [], set()) and bool(content_words(again[0]) & content_words(question))
+    better = bool(again) and not fault("follow_up", again[0], question, [], set()) and bool(content_words(again[0]) & content_words(question))
     said = "a new plan" if better else "no better plan, so it is kept"
     return (again if better else plan), [f"the plan began with the question itself or a person it describes; asked again, {said}"], reply
 

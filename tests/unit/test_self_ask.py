@@ -4,8 +4,8 @@ import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from sunar.errors import SunarError
+from sunar.follow_ups import builds_on, describes_hidden, ends_on_bridge, loops_on_answer, remaining
 from sunar.graph import build_graph
-from sunar.nodes.decompose import builds_on, describes_hidden, ends_on_bridge, loops_on_answer, remaining
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.mer import parse_mer
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, parse_self_ask
