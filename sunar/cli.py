@@ -1,4 +1,4 @@
-"""The ``sunar`` command: the sub-commands of :mod:`sunar.commands` (ask, data, evals, serve) on one
+"""The ``sunar`` command: the sub-commands of :mod:`sunar.commands` (ask, config, data, evals, serve) on one
 parser. Errors are one line on stderr, never a traceback (``--debug`` shows it)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from sunar.commands import ask, data, evals, serve
+from sunar.commands import ask, config, data, evals, serve
 from sunar.commands.serve import cmd_serve_openai  # noqa: F401  (the server command, as tests and users reach it)
 from sunar.errors import SunarError, disk_full, unexpected
 
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sunar", description="SUNAR multi-hop question answering (LangGraph).")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (data, ask, evals, serve):
+    for group in (data, ask, config, evals, serve):
         group.add(sub)
     return parser
 

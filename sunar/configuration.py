@@ -43,6 +43,10 @@ SUNAR_ONLY = frozenset({
     "past_bridge", "branch_support", "page_form", "bridge_to_last",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
+#: SUNAR's switches measured on the dev questions and not kept (benchmarks/RESULTS.md, *Tried and not kept*):
+#: kept for ablation, in no profile; ``sunar config`` lists them only with ``--all``.
+NOT_KEPT = frozenset({"hop_reading", "hop_sentences", "branch_support", "requery", "grounded_answers", "whole_answers", "final_not_bridge",
+                      "final_vote", "final_from_hop", "short_answer", "rewrite_repeats", "repeat_samples", "past_bridge"})
 
 
 class Configuration(Settings):
@@ -107,14 +111,9 @@ class Configuration(Settings):
     budget: int = Field(100, ge=1, le=10000, description="c: most documents scored per sub-question (NAR stops at |R+| >= c).")
     neighbours: int = Field(10, ge=0, le=1000, description="k: graph neighbours added to N per scored document.")
     evidence: int = Field(10, ge=1, le=100, description="l: top documents of R+ kept as a sub-question's evidence and for MER.")
-    nar_patience: int = Field(
-        0,
-        ge=0,
-        le=100,
-        description="NAR early stop: end a sub-question's NAR loop when the last this-many batches hold none of "
-        "the top l documents of R+ (their scores fell below the evidence already found). 0: off, "
-        "as in the paper, which scores until the budget c is spent.",
-    )
+    nar_patience: int = Field(0, ge=0, le=100, description="NAR early stop: end a sub-question's NAR loop when the last this-many "
+        "batches hold none of the top l documents of R+ (their scores fell below the evidence already found). 0: off, "
+        "as in the paper, which scores until the budget c is spent.")
     # --- answer sampling and uncertainty ------------------------------------------------------
     samples: int = Field(10, ge=1, le=100, description="m: answers sampled from the LLM per NAR batch.")
     temperature: float = Field(0.3, ge=0.0, le=2.0, description="Sampling temperature of the m answers.")

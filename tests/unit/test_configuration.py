@@ -240,3 +240,41 @@ def test_a_recorded_run_lacking_a_newer_field_ran_without_it_while_values_writte
     assert Configuration.as_recorded(recorded)["focus_pages"] is False  # added after the run: it ran without
     assert Configuration.as_recorded({"llm": EMBEDDED, "samples": 3})["focus_pages"] is True  # as a run given these would
     assert Configuration.as_recorded({**recorded, "focus_pages": "true"})["focus_pages"] is True
+
+
+def config_listing(capsys, *argv: str) -> str:
+    from sunar.cli import main
+
+    assert main(["config", "--llm", "embedded:qwen2.5-1.5b", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def test_sunar_config_lists_each_field_a_graph_reads_with_its_resolved_value(capsys):
+    """`sunar config` shows a run's values (the cpu profile's with the embedded model), the default
+    where it differs, each description; the switches not kept only with --all; a graph's unread
+    fields never (Self-Ask reads no hop samples), a baseline's own fields with it."""
+    out = config_listing(capsys)
+    assert "sunar: profile cpu, LLM embedded:qwen2.5-1.5b" in out
+    assert "  hop_samples = 3   (default: 0)\n" in out and "  budget = 16   (default: 100)\n" in out
+    assert "      b: documents scored per NAR batch." in out
+    assert "  past_bridge =" not in out and out.rstrip().endswith("past_bridge")
+    every = config_listing(capsys, "--all")
+    assert "  past_bridge = false   [measured, not kept]\n" in every and "switches measured and not kept" not in every
+    assert "  hop_samples = 5   (default: 0)\n" in config_listing(capsys, "--set", "hop_samples=5", "--profile", "paper")
+    self_ask = config_listing(capsys, "--variant", "self_ask")
+    assert "  hop_samples" not in self_ask and "  demonstrations = 2   (default: 0)\n" in self_ask
+    assert "  ra_isf_depth = 3\n" in config_listing(capsys, "--variant", "ra_isf")
+
+
+def test_sunar_config_json_has_every_field_described_and_a_bad_graph_is_one_line(capsys):
+    import json
+
+    from sunar.cli import main
+    from sunar.configuration import CPU_PROFILE, NOT_KEPT, SUNAR_ONLY
+
+    rows = json.loads(config_listing(capsys, "--all", "--json"))
+    assert {r["field"] for r in rows} >= NOT_KEPT and all(r["description"] for r in rows)
+    assert {r["field"] for r in rows if r["not_kept"]} == NOT_KEPT
+    assert NOT_KEPT <= SUNAR_ONLY and not NOT_KEPT & set(CPU_PROFILE)  # ablations: SUNAR's, in no profile
+    assert main(["config", "--variant", "nope", "--llm", "embedded:qwen2.5-1.5b"]) == 1
+    assert capsys.readouterr().err.strip().startswith("error: unknown variant 'nope'; choose one of: sunar,")
