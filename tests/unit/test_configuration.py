@@ -276,5 +276,6 @@ def test_sunar_config_json_has_every_field_described_and_a_bad_graph_is_one_line
     assert {r["field"] for r in rows} >= NOT_KEPT and all(r["description"] for r in rows)
     assert {r["field"] for r in rows if r["not_kept"]} == NOT_KEPT
     assert NOT_KEPT <= SUNAR_ONLY and not NOT_KEPT & set(CPU_PROFILE)  # ablations: SUNAR's, in no profile
+    assert {r["field"] for r in rows if r["description"].startswith("Measured and not kept")} == NOT_KEPT  # as Studio shows them
     assert main(["config", "--variant", "nope", "--llm", "embedded:qwen2.5-1.5b"]) == 1
     assert capsys.readouterr().err.strip().startswith("error: unknown variant 'nope'; choose one of: sunar,")
