@@ -68,9 +68,9 @@ def run(subset: Path, cache: Path, index: str, data: Path, work: Path, every: bo
     import sunar.graph
     import sunar.hop_support as hop_support
     from sunar.cli import main as sunar_cli
+    from sunar.evals.data import read_questions
 
-    questions = [json.loads(line) for line in subset.read_text().splitlines() if line.strip()]
-    oracle = Oracle(first_steps(data / "dev.jsonl"), {q["question"]: q["id"] for q in questions})
+    oracle = Oracle(first_steps(data / "dev.jsonl"), {q.question: q.id for q in read_questions(subset)})
     work.mkdir(parents=True, exist_ok=True)
     if not (work / "llm-cache.sqlite").exists():
         shutil.copy(cache, work / "llm-cache.sqlite")

@@ -449,7 +449,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"S with the data's first step in place of each first hop its triggers mark (an oracle reader), dev 1-100: {oracle[1]}",
          lambda: oracle_bridge_table(oracle[0])),
         (f"Self-Ask and S given the data's decomposition (an oracle planner), beside their own, dev 1-60: {oracle_plan[1]}",
-         lambda: oracle_plan_table(oracle_plan[0], {"Self-Ask": of(today_split()[0][1], DEMOS_LOOPS), "S": of(today_split()[0][1], S_UNFIT)})),
+         lambda: (dev100 := dict(today_split())["dev 1-100"]) and oracle_plan_table(oracle_plan[0], {"Self-Ask": of(dev100, DEMOS_LOOPS), "S": of(dev100, S_UNFIT)})),
         (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
          lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
         (f"What S's uncertainty saw after the right first bridge, S on the 1.5B, dev 1-100: {where(UNFIT_DEV)}",

@@ -43,10 +43,8 @@ SUNAR_ONLY = frozenset({
     "past_bridge", "branch_support", "page_form", "bridge_to_last",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
-#: SUNAR's switches measured on the dev questions and not kept (benchmarks/RESULTS.md, *Tried and not kept*):
-#: kept for ablation, in no profile, their descriptions saying so; ``sunar config`` lists them only with ``--all``.
-NOT_KEPT = frozenset({"hop_reading", "hop_sentences", "branch_support", "requery", "grounded_answers", "whole_answers", "final_not_bridge",
-                      "final_vote", "final_from_hop", "short_answer", "rewrite_repeats", "repeat_samples", "past_bridge"})
+#: How a switch measured and not kept (benchmarks/RESULTS.md), kept for ablation in no profile, begins its description.
+NOT_KEPT_MARK = "Measured and not kept (an ablation; benchmarks/RESULTS.md). "
 
 
 class Configuration(Settings):
@@ -140,11 +138,11 @@ class Configuration(Settings):
         "prompt, so the model reads it once); their semantic sets are the hop's uncertainty, which branches "
         "the chain (branch_width). 0: none.",
     )
-    hop_reading: Literal["samples", "documents", "sentences"] = Field("samples", description="Measured and not kept (an ablation; benchmarks/RESULTS.md). Where a hop's hop_samples answers come "
+    hop_reading: Literal["samples", "documents", "sentences"] = Field("samples", description=f"{NOT_KEPT_MARK}Where a hop's hop_samples answers come "
         "from: sampled from its prompt; read greedily from each of the top documents it reads (its named pages with focus_pages) alone; "
         "or read greedily from all its top documents (named or not) cut to their hop_sentences sentences most relevant to the sub-question, in other orders "
         "(reversed, rotated by two, as ranked). Answers that disagree branch.")
-    hop_sentences: int = Field(6, ge=1, le=50, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). With hop_reading=sentences or hop_support=cut: the sentences of a hop's pages its other readings keep.")
+    hop_sentences: int = Field(6, ge=1, le=50, description=f"{NOT_KEPT_MARK}With hop_reading=sentences or hop_support=cut: the sentences of a hop's pages its other readings keep.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
     hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain", "careful", "spans", "spans_first", "cut"] = Field("off", description="Whether the pages a hop "
@@ -157,16 +155,13 @@ class Configuration(Settings):
         "that answers such hops: taken if on the pages, about the question, holding it; 'spans' has the judge rate every span of such "
         "a hop's pages as its answer, the best taken if better supported; 'spans_first' only for a chain's first hop; 'cut' reads every hop again from all its pages cut to their hop_sentences most relevant sentences, reversed, taken if judged better supported.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
-    branch_support: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). With hop_support, the candidates an uncertain hop branches into are "
+    branch_support: bool = Field(False, description=f"{NOT_KEPT_MARK}With hop_support, the candidates an uncertain hop branches into are "
         "judged against its pages: each chain weighs its share times P(yes), and the best-weighted is followed.")
-    requery: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). An uncertain hop (its answers fall into more than one semantic set) is retrieved "
+    requery: bool = Field(False, description=f"{NOT_KEPT_MARK}An uncertain hop (its answers fall into more than one semantic set) is retrieved "
         "again, once: a fresh first stage for its sub-question with its candidate answers appended, NAR over the documents not "
         "scored yet, and the hop answered again from both rounds' evidence.")
-    grounded_answers: bool = Field(
-        False,
-        description="Measured and not kept (an ablation; benchmarks/RESULTS.md). A hop's answer is a span copied from its own evidence (decoded under a grammar of the "
-        "evidence's names, dates and numbers, or 'unknown'), so the model cannot name what its documents do not.",
-    )
+    grounded_answers: bool = Field(False, description=f"{NOT_KEPT_MARK}A hop's answer is a span copied from its own evidence (decoded "
+        "under a grammar of the evidence's names, dates and numbers, or 'unknown'), so the model cannot name what its documents do not.")
     focus_pages: bool = Field(
         False,
         description="A hop whose sub-question names pages of its evidence (at least half of a title's words, its "
@@ -180,17 +175,17 @@ class Configuration(Settings):
     )
     whole_answers: bool = Field(
         False,
-        description="Measured and not kept (an ablation; benchmarks/RESULTS.md). With grounded_final, MER may not cut a hop's answer: the pieces of the hops' answers ('Bratislava' "
+        description=f"{NOT_KEPT_MARK}With grounded_final, MER may not cut a hop's answer: the pieces of the hops' answers ('Bratislava' "
         "of 'Academy of Performing Arts in Bratislava') are not among its spans (drop_country still drops a country).",
     )
-    final_not_bridge: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). When MER answers with a bridge entity (an earlier hop's answer that a later sub-question "
+    final_not_bridge: bool = Field(False, description=f"{NOT_KEPT_MARK}When MER answers with a bridge entity (an earlier hop's answer that a later sub-question "
         "names: a step on the way, not what the question asks for), it is asked once more with that step pointed out; with grounded_final "
         "the bridges are no longer among the allowed spans. An answer that is still a bridge, or unknown, keeps the first.")
     bridge_to_last: bool = Field(True, description="A final answer that is a bridge entity of its chain (see final_not_bridge) gives way to "
         "the chain's last hop's answer, when that names something and is no bridge: a rule, no call, in both graphs. Off: as answered.")
-    final_vote: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). The final answer is voted on: MER's answer and each chain's, weighing its "
+    final_vote: bool = Field(False, description=f"{NOT_KEPT_MARK}The final answer is voted on: MER's answer and each chain's, weighing its "
         "chain's probability (MER's: the chain it read), pooled by bidirectional entailment; MER's stands on a tie.")
-    final_from_hop: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). With hop_support, a final answer that disagrees with the last hop's "
+    final_from_hop: bool = Field(False, description=f"{NOT_KEPT_MARK}With hop_support, a final answer that disagrees with the last hop's "
         "gives way to it when the chain went past its bridge and the last hop's pages state it (P(yes) >= 0.5).")
     unfit_answer: Literal["keep", "choose", "go_on", "both", "escalate"] = Field("keep", description="With hop_support, what a "
         "final answer the judge says does not answer the question (P(yes) < 0.5) does. 'choose': the other answers found (the "
@@ -198,7 +193,7 @@ class Configuration(Settings):
         "chain of one hop that asked only part of the question goes one step further, once, and is answered again. 'both': "
         "choose, else go on. 'escalate': escalate_llm answers from the same path and evidence, judges both answers, and keeps "
         "the one it finds fits better.")
-    short_answer: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). The final answer is cut to the shortest part of it that answers the question (a name, place, "
+    short_answer: bool = Field(False, description=f"{NOT_KEPT_MARK}The final answer is cut to the shortest part of it that answers the question (a name, place, "
         "date or number without a title, the region after a city, or the rest of a sentence): one short call, "
         "decoded as one of the answer's own spans, made only when the answer has more than one.")
     drop_country: bool = Field(False, description="A final answer that ends with a country drops it (\"Munich, Germany\" -> "
@@ -218,13 +213,13 @@ class Configuration(Settings):
     end_loops: bool = Field(False, description="Self-Ask ends when its follow-up goes round the last answer: it asks only who or "
         "what that answer is, or asks of it the previous step's relation again ('the spouse of Selena', then 'the spouse of "
         "Chris Pérez') while the question names that relation once. The last answer is then the final one.")
-    repeat_samples: int = Field(0, ge=0, le=10, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). When Self-Ask repeats a follow-up already answered, this many "
+    repeat_samples: int = Field(0, ge=0, le=10, description=f"{NOT_KEPT_MARK}When Self-Ask repeats a follow-up already answered, this many "
         "steps are sampled (the model's own uncertainty about its next step) and the most frequent new follow-up that names "
         "an answer found and does not go round it is taken; none such: it is asked again, as without. 0: off.")
-    rewrite_repeats: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). When Self-Ask, asked again, still repeats a follow-up, the next one is the "
+    rewrite_repeats: bool = Field(False, description=f"{NOT_KEPT_MARK}When Self-Ask, asked again, still repeats a follow-up, the next one is the "
         "question with each hop's part of it replaced by that hop's answer, instead of the end.")
     max_hops: int = Field(4, ge=1, le=20, description="Most Self-Ask follow-up questions (or planned questions) before the answer is forced.")
-    past_bridge: bool = Field(False, description="Measured and not kept (an ablation; benchmarks/RESULTS.md). When Self-Ask ends after one hop on that hop's answer (the hidden name it asked for "
+    past_bridge: bool = Field(False, description=f"{NOT_KEPT_MARK}When Self-Ask ends after one hop on that hop's answer (the hidden name it asked for "
                               "first) though its sub-question was only part of the question, the next step is the question with that "
                               "part replaced by the answer; where the part is not found, Self-Ask is asked once for the next step about it.")
     chain_check_after: int = Field(0, ge=0, le=20, description="From this many answered hops on, a Self-Ask follow-up that names "
@@ -297,3 +292,7 @@ class Configuration(Settings):
     def reply_schema(self, schema: dict[str, Any]) -> dict[str, Any] | None:
         """A reply's JSON schema, as the LLM is asked to decode under it (None: decode freely)."""
         return schema if self.structured_output else None
+
+
+#: Those switches (``sunar config`` lists them only with ``--all``).
+NOT_KEPT = frozenset(name for name, info in Configuration.model_fields.items() if (info.description or "").startswith(NOT_KEPT_MARK))

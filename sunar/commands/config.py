@@ -1,7 +1,7 @@
 """``sunar config``: a graph's configuration as a run with the same options would resolve it. Each
 field the graph reads, with its value, its default (the paper's) where that differs, and its description
 (the same text LangGraph Studio shows). The switches measured and not kept
-(:data:`sunar.configuration.NOT_KEPT`) are listed only with ``--all``."""
+(:data:`sunar.configuration.NOT_KEPT`, their descriptions marked) are listed only with ``--all``."""
 
 from __future__ import annotations
 

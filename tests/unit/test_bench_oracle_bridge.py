@@ -27,14 +27,18 @@ def record(qid, variant, answer, hops, right):
             "reasoning_path": hops, "metrics": {"cover_em": float(right), "em": float(right)}}
 
 
-def test_rows_pair_s_with_the_oracle_and_the_summary_counts_where_the_bridge_went():
-    records = [
+def pairs():
+    """S and the oracle on two questions: on q1 the oracle's bridge led to the right answer; on q2 its chain ended on it."""
+    return [
         record("q1", "sunar", "Brooklyn", [{"answer": "Mel Brooks"}, {"answer": "Brooklyn"}], False),
         record("q1", ORACLE, "Missoula", [{"answer": "David Lynch", "unsupported": "Mel Brooks"}, {"answer": "Missoula"}], True),
         record("q2", "sunar", "1817", [{"answer": "1817"}], False),
         record("q2", ORACLE, "Mercia", [{"answer": "Mercia", "unsupported": "1817"}], False),  # one hop: ended on the bridge
     ]
-    rows = rows_of(records, GOLD)
+
+
+def test_rows_pair_s_with_the_oracle_and_the_summary_counts_where_the_bridge_went():
+    rows = rows_of(pairs(), GOLD)
     assert [(r["id"], r["oracle acted"], r["oracle hops"], r["first step"]) for r in rows] == [("q1", True, 2, "David Lynch"), ("q2", True, 1, "Mercia")]
     got = summary(rows)
     assert got["first bridges put in place"] == 2 and (got["cover-EM"]["S"], got["cover-EM"]["oracle"], got["cover-EM"]["wins"]) == (0, 1, 1)
@@ -47,14 +51,8 @@ def test_the_table_gives_both_scores_and_where_the_bridges_went(tmp_path):
 
     from benchmarks.results_stored import oracle_bridge_table
 
-    records = [
-        record("q1", "sunar", "Brooklyn", [{"answer": "Mel Brooks"}, {"answer": "Brooklyn"}], False),
-        record("q1", ORACLE, "Missoula", [{"answer": "David Lynch", "unsupported": "Mel Brooks"}, {"answer": "Missoula"}], True),
-        record("q2", "sunar", "1817", [{"answer": "1817"}], False),
-        record("q2", ORACLE, "Mercia", [{"answer": "Mercia", "unsupported": "1817"}], False),
-    ]
     path = tmp_path / "results.json"
-    path.write_text(json.dumps({"summary": summary(rows_of(records, GOLD))}))
+    path.write_text(json.dumps({"summary": summary(rows_of(pairs(), GOLD))}))
     lines = oracle_bridge_table(path).splitlines()
     assert lines[2] == "| cover-EM | 0 / 1 | 1 / 0 (p = 1.00) |"
     assert lines[-2:] == ["| of those, the chain asked on from the bridge (ended right) | 1 (1) | - |", "| of those, the chain ended after its first hop | 1 | - |"]
