@@ -102,8 +102,6 @@ CHAIN_DEV, CHAIN_CONFIRM = "dev100-chain-support-qwen1.5b-cpu", "confirm-chain-s
 UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
 #: ... and its confirmation on dev 101-217 (S only, replayed from CHAIN_CONFIRM's cache where that had run).
 UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
-#: ... and it beside Self-Ask in one run, for the time: dev 202-217 (the confirmation's last questions).
-TIMED = "confirm-time-qwen1.5b-cpu"
 #: The confirmation in one run: S and Self-Ask on all of dev 101-217 (``--skip 100``), with the code of stop 60 (every
 #: step and fix above in both, nothing tuned on these questions), each question run with both graphs together.
 CLEAN = "confirm-clean-qwen1.5b-cpu"
@@ -117,7 +115,7 @@ S_ESCALATE_FINAL = f"{S_LOOPS}+hop_support=escalate+unfit_answer=escalate+escala
 ESCALATE_UNCERTAIN = "dev21-60-escalate-qwen0.5b-cpu"
 S_ESCALATE_UNCERTAIN = f"{S_LOOPS}+hop_support=escalate_uncertain+unfit_answer=both+escalate_llm=embedded:qwen2.5-1.5b"
 #: Self-Ask with and without the same judge acting, dev 1-100 (does what helps S help Self-Ask?).
-SELFASK_UNFIT_DEV, DEMOS_UNFIT = "dev100-selfask-unfit-qwen1.5b-cpu", f"{DEMOS_LOOPS}+hop_support=judge+unfit_answer=both"
+SELFASK_UNFIT_DEV = "dev100-selfask-unfit-qwen1.5b-cpu"
 #: Self-Ask sampling its next step after a repeated follow-up (``repeat_samples``): the dev 1-100 questions where a
 #: step of SELFASK_UNFIT_DEV's Self-Ask repeated one, run again both ways in one run (benchmarks/subsets.py).
 REPEATS_SA, DEMOS_REPEATS = "dev100-repeats-selfask-qwen1.5b-cpu", f"{DEMOS_LOOPS}+repeat_samples=5"
@@ -157,24 +155,11 @@ ALL_FIXES = (FIXES, POSSESSIVE, ONE_ANSWER, PAGE_FORM, BRIDGE_TO_LAST)
 BRANCH_DEV, S_BRANCH, S_VOTE = ("dev-branch-support-qwen1.5b-cpu", "dev-branch-support-2-qwen1.5b-cpu"), f"{S_UNFIT}+branch_support=true", f"{S_UNFIT}+final_vote=true"
 #: ... and S with and without branch_support on the other 17 dev 1-100 questions whose hops branched in UNFIT_DEV.
 BRANCH_REST = "dev-branch-support-3-qwen1.5b-cpu"
-#: S with its samples at temperature 1.0 (hops and the confidence step), beside S, dev 1-30 in one run.
-TEMPERATURE, S_HOT = "dev30-temperature-qwen1.5b-cpu", f"{S_UNFIT}+temperature=1.0"
-#: S with hop_reading=sentences (its hops' other readings from all their pages cut short, in two other orders) beside S
-#: as the cpu profile runs it, dev 1-15 in one run (the first 15 of a run of 30 stopped for time).
-SENTENCES, S_SENTENCES = "dev15-sentences-qwen1.5b-cpu", "sunar+hop_reading=sentences+hop_samples=2"
 #: S with every hop read once more from its pages cut short, reversed, the better-supported answer kept, beside S, on
 #: dev 1-100 in one run.
 S_CUT, CUT_DEV100 = "sunar+hop_support=cut", "dev100-cut-qwen1.5b-cpu"
 #: ... and on its dev 71-100 again with the shipped calibration for hop_support=cut, from a copy of that run's LLM cache.
 CUT_CALIBRATED = "dev71-100-cut-calibrated-qwen1.5b-cpu"
-#: The careful reading (``hop_support=careful``) beside S, on the dev 1-100 questions benchmarks/subsets.py says it can act on.
-CAREFUL_DEV, S_CAREFUL = "dev-careful-qwen1.5b-cpu", f"{S_LOOPS}+hop_support=careful+unfit_answer=both"
-#: A doubted or uncertain hop's pages' spans judged as its answer (``hop_support=spans``) beside S, the cpu profile's,
-#: on the dev 1-100 questions benchmarks/subsets.py says it can act on (read from CUT_DEV100's S), from a copy of its LLM cache.
-SPANS_DEV, S_SPANS = "dev-spans-qwen1.5b-cpu", "sunar+hop_support=spans"
-#: The same for a chain's first hop only (``hop_support=spans_first``), on the questions whose first hop it can act on,
-#: replayed from a copy of SPANS_DEV's LLM cache.
-SPANS_FIRST_DEV, S_SPANS_FIRST = "dev-spans-first-qwen1.5b-cpu", "sunar+hop_support=spans_first"
 BASELINES = ["gensco", "gensco_stop", "ra_isf", "ra_isf+ra_isf_min_relevant=2", "rag"]
 
 
@@ -365,25 +350,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask, in one run", run(CLEAN), DEMOS_LOOPS, S_UNFIT),
                                  ("dev 1-217: the same two (dev 1-100 from the development runs)", [*dict(today_split())["dev 1-100"], *run(CLEAN)], DEMOS_LOOPS, S_UNFIT, False)])),
-        (f"How S came to be, each step confirmed on dev 101-217: {where(DEV100, ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, TIMED, *fixed_runs)}",
-         lambda: headline_table([("dev 101-217, the confirmation: S, both with 2 demonstrations", run(CONFIRM), DEMOS, S),
-                                 ("the same, both with `drop_country`", run(CONFIRM), DEMOS_DROP, S_DROP),
-                                 ("the same, both also reading the pages a sub-question names and ending loops", run(CONFIRM), DEMOS_LOOPS, S_LOOPS),
-                                 ("the same, both also rewriting a repeated follow-up", run(CONFIRM), DEMOS_REWRITE, S_REWRITE),
-                                 ("dev 1-217: S, both with 2 demonstrations", both(), DEMOS, S),
-                                 ("the same, both with `drop_country`", both(DEMOS_DROP, S_DROP), DEMOS_DROP, S_DROP),
-                                 ("the same, both also reading the pages a sub-question names and ending loops", both(DEMOS_LOOPS, S_LOOPS), DEMOS_LOOPS, S_LOOPS),
-                                 ("the same, both also rewriting a repeated follow-up", both(DEMOS_REWRITE, S_REWRITE), DEMOS_REWRITE, S_REWRITE),
-                                 ("dev 101-217: S where a doubted answer acts, against the confirmation's Self-Ask (loops ended)", unfit_confirmation(run), DEMOS_LOOPS, S_UNFIT, False),
-                                 ("dev 1-217: the same two", unfit_everywhere(run), DEMOS_LOOPS, S_UNFIT, False),
-                                 *((f"dev {part}: the same two with {fixes} (their questions run again)", with_fixes(records(run), run, *ALL_FIXES[:n]), DEMOS_LOOPS, S_UNFIT, False)
-                                   for n, fixes in enumerate(("the reading fixes", "the possessive fix too", "the list rule too", "the date form too", "the bridge rule too"), start=1)
-                                   for part, records in (("101-217", unfit_confirmation), ("1-217", unfit_everywhere)))])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
-        (f"The confirmation of S where a doubted answer acts, against Self-Ask (its answers from the first confirmation) and S with the judge alone: {where(CONFIRM, CHAIN_CONFIRM, UNFIT_CONFIRM)}",
-         lambda: answers_table(unfit_confirmation(run), [DEMOS_LOOPS, S_JUDGE, S_UNFIT], base=DEMOS_LOOPS)),
         (f"The confirmation in one run: S and Self-Ask on dev 101-217, each question with both graphs together: {where(CLEAN)}",
          lambda: answers_table(run(CLEAN), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"Where the wrong answers were lost, the confirmation in one run: {where(CLEAN)}",
@@ -463,20 +432,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The same, dev 71-100, with the calibration shipped for `hop_support=cut`, from a copy of that run's LLM cache: {where(CUT_CALIBRATED)}",
          lambda: answers_table(run(CUT_CALIBRATED), ["sunar", S_CUT], base="sunar")),
         # Tried and not kept
-        (f"Self-Ask with the same judge acting, dev 1-100: {where(SELFASK_UNFIT_DEV)}",
-         lambda: answers_table(paired(run(SELFASK_UNFIT_DEV), DEMOS_LOOPS, DEMOS_UNFIT), [DEMOS_LOOPS, DEMOS_UNFIT], base=DEMOS_LOOPS)),
-        (f"S with its samples at temperature 1.0, beside S, dev 1-30 in one run: {where(TEMPERATURE)}",
-         lambda: answers_table(run(TEMPERATURE), [S_UNFIT, S_HOT], base=S_UNFIT)),
-        (f"S whose hops read their pages cut short in other orders, beside S, dev 1-15 in one run: {where(SENTENCES)}",
-         lambda: answers_table(run(SENTENCES), ["sunar", S_SENTENCES], base="sunar")),
-        (f"A doubted or uncertain hop read again carefully, beside S, on the 31 dev 1-100 questions it can act on: {where(CAREFUL_DEV)}",
-         lambda: answers_table(run(CAREFUL_DEV), [S_UNFIT, S_CAREFUL], base=S_UNFIT)),
         (f"S's doubted or uncertain first hops, dev 1-100, the best-judged span of their pages taken where it beats the hop's answer (replayed): {span_judge[1]}",
          lambda: span_judge_table(span_judge[0])),
-        (f"A doubted or uncertain hop's pages' spans judged as its answer (`hop_support=spans`), beside S, on the dev 1-100 questions it can act on: {where(SPANS_DEV)}",
-         lambda: answers_table(run(SPANS_DEV), ["sunar", S_SPANS], base="sunar")),
-        (f"The same for a chain's first hop only (`hop_support=spans_first`), beside S, on the dev 1-100 questions it can act on: {where(SPANS_FIRST_DEV)}",
-         lambda: answers_table(run(SPANS_FIRST_DEV), ["sunar", S_SPANS_FIRST], base="sunar")),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),
