@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.results_runs import DATASETS, Records, mean, of, scores, summarise, variants_of
 from sunar.evals.metrics import cover_em
 from sunar.signals import agrees
+from sunar.trust import oriented
 
 #: How many of the first evidence documents MER reads (l, the cpu profile's ``evidence``).
 MER_READS = 5
@@ -237,3 +238,37 @@ def shapes_table(records: Records, variants: Sequence[str], names: Sequence[str]
         cells = [f"{counts[v, d, s, True] + counts[v, d, s, False]} ({counts[v, d, s, True]})" for v in variants for d, _ in DATASETS]
         body.append([s, *cells])
     return table(["the chain", *(f"{name}, {label}: questions (right)" for name in names for _, label in DATASETS)], body)
+
+
+def second_chain_table(columns: Sequence[tuple[str, Records, Records]], signals: Sequence[str]) -> str:
+    """A second chain beside S's own, and how well each chooser takes between them. Per column (label,
+    S's own answers, the second chain's, the same questions): the right answers of each, of the right
+    one of the two (a perfect chooser), then of the one with the higher confidence shown or recorded
+    signal (oriented so that higher means more trust; a tie or a missing value keeps S's own), with
+    how many the chooser took from the second chain. Only ``signals`` every side of every column records."""
+    def chooser(key: Any) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
+        def second(own: dict[str, Any], other: dict[str, Any]) -> bool:
+            x, y = key(own), key(other)
+            return x is not None and y is not None and y > x
+        return second
+
+    def signal(name: str) -> Callable[[dict[str, Any]], float | None]:
+        return lambda r: oriented(name, (r.get("signals") or {}).get(name))
+
+    recorded = [name for name in signals if all(any(signal(name)(r) is not None for r in records) for _, *both in columns for records in both)]
+    choosers: list[tuple[str, Callable[[dict[str, Any], dict[str, Any]], bool] | None]] = [
+        ("S's own chain", lambda own, other: False), ("the second chain", lambda own, other: True), ("the right one of the two", None),
+        ("the higher confidence shown", chooser(lambda r: r.get("confidence"))),
+        *((f"the higher `{name}`", chooser(signal(name))) for name in recorded)]
+    body: list[list[Any]] = [[label] for label, _ in choosers]
+    for _, own_records, other_records in columns:
+        other = {r["id"]: r for r in other_records}
+        pairs = [(r, other[r["id"]]) for r in own_records if r["id"] in other]
+        right = [(bool(scores(a)["cover_em"]), bool(scores(b)["cover_em"])) for a, b in pairs]
+        for row, (_, takes) in zip(body, choosers, strict=True):
+            if takes is None:
+                row.append(f"{sum(x or y for x, y in right)} of {len(pairs)}")
+                continue
+            taken = [takes(a, b) for a, b in pairs]
+            row.append(f"{sum(y if t else x for t, (x, y) in zip(taken, right, strict=True))} ({sum(taken)} taken)")
+    return table(["chooser", *(label for label, _, _ in columns)], body)

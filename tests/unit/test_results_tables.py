@@ -375,6 +375,24 @@ def test_ceiling_table_counts_what_a_perfect_choice_among_the_answers_found_woul
     assert ceiling_table([("none", records[8:])], "sa", "s").splitlines()[2] == "| none | 1 | 0 | 0 | 0 | 0 | - |"
 
 
+def test_second_chain_table_counts_each_chooser_between_s_and_a_second_chain_a_tie_keeping_s():
+    from benchmarks.results_render import second_chain_table
+
+    def rec(qid, answer, gold, confidence=None, **signals):
+        return {"id": qid, "answer": answer, "gold": gold, "confidence": confidence, "signals": signals}
+
+    own = [rec("a", "Paris", ["Paris"], 0.9, sets=1), rec("b", "Rome", ["Oslo"], 0.2, sets=3), rec("c", "Lima", ["Lima"], 0.5, sets=1),
+           rec("alone", "Oslo", ["Oslo"], 0.1)]  # no second chain: not counted
+    second = [rec("a", "Nice", ["Paris"], 0.8, sets=1), rec("b", "Oslo", ["Oslo"], 0.6, sets=1), rec("c", "Bern", ["Lima"], 0.5, sets=2)]
+    rows = second_chain_table([("S", own, second)], ["sets", "hop_support"]).splitlines()
+    assert rows[0] == "| chooser | S |"
+    assert rows[2:] == [
+        "| S's own chain | 2 (0 taken) |", "| the second chain | 1 (3 taken) |", "| the right one of the two | 3 of 3 |",
+        "| the higher confidence shown | 3 (1 taken) |",  # c ties at 0.5: S's own kept
+        "| the higher `sets` | 3 (1 taken) |",  # fewer sets is more trust; hop_support is recorded nowhere: no row
+    ]
+
+
 def test_shapes_table_counts_each_graphs_chains_by_length_and_first_bridge_per_dataset():
     from benchmarks.results_render import shape, shapes_table
 
