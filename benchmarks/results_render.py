@@ -245,7 +245,7 @@ def second_chain_table(columns: Sequence[tuple[str, Records, Records]], signals:
     S's own answers, the second chain's, the same questions): the right answers of each, of the right
     one of the two (a perfect chooser), then of the one with the higher confidence shown or recorded
     signal (oriented so that higher means more trust; a tie or a missing value keeps S's own), with
-    how many the chooser took from the second chain. Only ``signals`` every side of every column records."""
+    how many the chooser took from the second chain; "-" where a side of the column does not record the signal."""
     def chooser(key: Any) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
         def second(own: dict[str, Any], other: dict[str, Any]) -> bool:
             x, y = key(own), key(other)
@@ -255,19 +255,25 @@ def second_chain_table(columns: Sequence[tuple[str, Records, Records]], signals:
     def signal(name: str) -> Callable[[dict[str, Any]], float | None]:
         return lambda r: oriented(name, (r.get("signals") or {}).get(name))
 
-    recorded = [name for name in signals if all(any(signal(name)(r) is not None for r in records) for _, *both in columns for records in both)]
-    choosers: list[tuple[str, Callable[[dict[str, Any], dict[str, Any]], bool] | None]] = [
-        ("S's own chain", lambda own, other: False), ("the second chain", lambda own, other: True), ("the right one of the two", None),
-        ("the higher confidence shown", chooser(lambda r: r.get("confidence"))),
-        *((f"the higher `{name}`", chooser(signal(name))) for name in recorded)]
-    body: list[list[Any]] = [[label] for label, _ in choosers]
-    for _, own_records, other_records in columns:
-        other = {r["id"]: r for r in other_records}
-        pairs = [(r, other[r["id"]]) for r in own_records if r["id"] in other]
+    def records(name: str, column: tuple[str, Records, Records]) -> bool:
+        return all(any(signal(name)(r) is not None for r in side) for side in column[1:])
+
+    recorded = [name for name in signals if any(records(name, column) for column in columns)]
+    choosers: list[tuple[str, str | None, Callable[[dict[str, Any], dict[str, Any]], bool] | None]] = [
+        ("S's own chain", None, lambda own, other: False), ("the second chain", None, lambda own, other: True), ("the right one of the two", None, None),
+        ("the higher confidence shown", None, chooser(lambda r: r.get("confidence"))),
+        *((f"the higher `{name}`", name, chooser(signal(name))) for name in recorded)]
+    body: list[list[Any]] = [[label] for label, _, _ in choosers]
+    for column in columns:
+        other = {r["id"]: r for r in column[2]}
+        pairs = [(r, other[r["id"]]) for r in column[1] if r["id"] in other]
         right = [(bool(scores(a)["cover_em"]), bool(scores(b)["cover_em"])) for a, b in pairs]
-        for row, (_, takes) in zip(body, choosers, strict=True):
+        for row, (_, name, takes) in zip(body, choosers, strict=True):
             if takes is None:
                 row.append(f"{sum(x or y for x, y in right)} of {len(pairs)}")
+                continue
+            if name is not None and not records(name, column):
+                row.append("-")
                 continue
             taken = [takes(a, b) for a, b in pairs]
             row.append(f"{sum(y if t else x for t, (x, y) in zip(taken, right, strict=True))} ({sum(taken)} taken)")

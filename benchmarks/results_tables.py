@@ -435,9 +435,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Tried and not kept
         (f"S's doubted or uncertain first hops, dev 1-100, the best-judged span of their pages taken where it beats the hop's answer (replayed): {span_judge[1]}",
          lambda: span_judge_table(span_judge[0])),
-        (f"A planned chain (`decomposition=plan`) beside S's own, and who chooses between them, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed)}",
-         lambda: second_chain_table([("S of those runs (`focus_pages`, `end_loops`)", of(dev100(S_LOOPS, S_PLAN), S_LOOPS), of(dev100(S_LOOPS, S_PLAN), S_PLAN)),
-                                     ("S with every fix (the headline's)", of(dict(today_split())["dev 1-100"], S_UNFIT), of(dev100(S_PLAN), S_PLAN))],
+        (f"A planned chain (`decomposition=plan`) beside S's own, and who chooses between them, dev 1-100 and the confirmation: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CONFIRM, CLEAN)}",
+         lambda: second_chain_table([("dev 1-100: S of those runs (`focus_pages`, `end_loops`)", of(dev100(S_LOOPS, S_PLAN), S_LOOPS), of(dev100(S_LOOPS, S_PLAN), S_PLAN)),
+                                     ("dev 1-100: S with every fix (the headline's)", of(dict(today_split())["dev 1-100"], S_UNFIT), of(dev100(S_PLAN), S_PLAN)),
+                                     ("the confirmation: the headline's S", of(run(CLEAN), S_UNFIT), of(run(CONFIRM), S_PLAN))],
                                     FEATURES)),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
