@@ -40,7 +40,7 @@ CPU_PROFILE: dict[str, Any] = {
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_sentences", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "one_answer", "end_loops", "rewrite_repeats", "repeat_samples",
-    "past_bridge", "branch_support", "page_form", "bridge_to_last",
+    "past_bridge", "branch_support", "page_form", "bridge_to_last", "replan_below",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 #: How a switch measured and not kept (benchmarks/RESULTS.md), kept for ablation in no profile, begins its description.
@@ -210,6 +210,9 @@ class Configuration(Settings):
         "in and asked in turn (one call instead of one per hop; the final answer comes from MER, or without MER "
         "from one answer call).",
     )
+    replan_below: float = Field(0.0, ge=0.0, le=1.0, description="With hop_support: when the final answer's weakest link (chain_support: "
+        "the judge's P(yes) that its hops' pages state their answers and that it answers the question) is below this, the question is "
+        "decomposed again, planned at once (decomposition=plan), and the answer with the stronger weakest link is kept (the first on a tie). 0: off.")
     end_loops: bool = Field(False, description="Self-Ask ends when its follow-up goes round the last answer: it asks only who or "
         "what that answer is, or asks of it the previous step's relation again ('the spouse of Selena', then 'the spouse of "
         "Chris Pérez') while the question names that relation once. The last answer is then the final one.")
@@ -225,26 +228,17 @@ class Configuration(Settings):
     chain_check_after: int = Field(0, ge=0, le=20, description="From this many answered hops on, a Self-Ask follow-up that names "
         "none of the answers found so far ends the decomposition (a small model drifts back to the question's own entities "
         "instead of giving the final answer). 0: off, as in the paper.")
-    demonstrations: int = Field(
-        0,
-        ge=0,
-        le=10,
-        description="Worked decompositions shown to Self-Ask beside its invented examples: the k of the pool whose "
-        "questions are shaped most like this one (names and numbers aside), never the question itself. 0: none, as in the paper.",
-    )
+    demonstrations: int = Field(0, ge=0, le=10, description="Worked decompositions shown to Self-Ask beside its invented examples: the k of "
+        "the pool whose questions are shaped most like this one (names and numbers aside), never the question itself. 0: none, as in the paper.")
     demonstration_pool: str = Field(
         "",
         description="JSON Lines file of worked decompositions ({question, steps: [[follow-up, answer], ...], answer}). "
         "Empty: the shipped pool (the first 100 dev questions' decompositions). Served graphs: SUNAR_DEMONSTRATION_POOL "
         "in the server's environment.",
     )
-    keep_per_hop: int = Field(
-        0, ge=0, le=100,
-        description="MER's evidence: each sub-question's this-many best documents are kept before the rest of "
-        "the hops' evidence is re-ranked against the question. A later hop's answer document "
-        "rarely names the question's own entities, so re-ranking alone can drop it. 0: re-rank "
-        "everything, as the official code does.",
-    )
+    keep_per_hop: int = Field(0, ge=0, le=100, description="MER's evidence: each sub-question's this-many best documents are kept before the "
+        "rest of the hops' evidence is re-ranked against the question. A later hop's answer document rarely names the question's own "
+        "entities, so re-ranking alone can drop it. 0: re-rank everything, as the official code does.")
     max_tokens: int = Field(256, ge=1, le=4096, description="Most tokens the LLM may generate per call.")
     structured_output: bool = Field(
         True,

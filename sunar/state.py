@@ -31,8 +31,9 @@ Pool = Literal["ranking", "neighbours"]
 #: chains ("outvoted") or replaced by the last hop's supported one ("hop_supported"); a doubted final
 #: answer replaced by another answer found ("chose"), its chain of one hop gone one step further
 #: ("went_on"), answered again by the larger model ("escalated"; kept or replaced, the notes say), or
-#: left standing, no next step having been found ("stands").
-Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "chose", "went_on", "escalated", "stands"]
+#: left standing, no next step having been found ("stands"), or replaced by the answer of a second,
+#: planned decomposition ("replanned").
+Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "chose", "went_on", "escalated", "stands", "replanned"]
 
 
 class Evidence(TypedDict):
@@ -160,4 +161,6 @@ class SunarState(InputState, OutputState, total=False):
     prior: dict[str, Any]  # while a hop is retrieved again: its first round's R+ ("scored") and "batches"
     judged: dict[str, float | None]  # with hop_support: the check's judge of the final answer (answer_fits, chain_support)
     went_on: bool  # unfit_answer=go_on: the chain went one step further once already
+    replanned: str  # replan_below: "" not started, "pending", "planning" (the second, planned decomposition), "done"
+    first_try: dict[str, Any]  # ... the first answer's outcome, kept while the planned chain runs (sunar.replan)
     acted: Acted  # what the last step that acted on a doubt did (the stream's and Studio's line; the notes say why)

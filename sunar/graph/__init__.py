@@ -6,6 +6,7 @@
     next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> vote -> shorten
         -> check -> confidence -> respond
     check --(the answer does not answer the question, its chain of one hop goes on: unfit_answer)--> retrieve
+    check --(its weakest link is weak, once: replan_below)--> decompose, planned at once; the check keeps the stronger answer
 
     NAR loop (one sub-question; sunar.nar holds its rules):
         select_batch -> sample_answers -> cluster -> rescore -> update --(goes on)--> select_batch
@@ -83,7 +84,7 @@ class Variant:
 
 #: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into; the
 #: judge of each hop's support and of the final answer, and what a doubted answer does), and MER.
-ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "hop_sentences", "branch_width", "max_chains", "requery", "hop_support", "escalate_llm", "unfit_answer"})
+ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "hop_sentences", "branch_width", "max_chains", "requery", "hop_support", "escalate_llm", "unfit_answer", "replan_below"})
 MER_FIELDS = frozenset({"grounded_final", "whole_answers", "final_not_bridge"})
 
 
@@ -95,7 +96,8 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: SUNAR's own per-question fields, cleared when a new question starts on a thread.
-FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}, "judged": {}, "went_on": False}
+FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}, "judged": {},
+         "went_on": False, "replanned": "", "first_try": {}}
 
 
 def after_decompose(state: dict[str, Any]) -> str:
@@ -113,8 +115,11 @@ def after_chain(state: dict[str, Any]) -> str:
 
 
 def after_check(state: dict[str, Any]) -> str:
-    """The confidence step, or the chain's next step when the check sent it on (``unfit_answer``)."""
-    return "retrieve" if state.get("sub_question") else "confidence"
+    """The confidence step, the chain's next step when the check sent it on (``unfit_answer``), or a
+    second, planned decomposition of the question (``replan_below``)."""
+    if state.get("sub_question"):
+        return "retrieve"
+    return "decompose" if state.get("replanned") == "pending" else "confidence"
 
 
 def nar_edge(state: dict[str, Any], config: RunnableConfig) -> str:
@@ -172,7 +177,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_edge("final", "vote")
     g.add_edge("vote", "shorten")
     g.add_edge("shorten", "check")
-    g.add_conditional_edges("check", after_check, ["retrieve", "confidence"])
+    g.add_conditional_edges("check", after_check, ["retrieve", "decompose", "confidence"])
     g.add_edge("confidence", "respond")
     g.add_edge("respond", END)
     return g.compile(checkpointer=checkpointer, name=variant)
@@ -245,6 +250,10 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"the answer does not answer the question; another found does: {update['answer']}"
     if node == "check" and update.get("acted") == "escalated":
         return f"the answer does not answer the question; read again by the larger model: {update.get('answer', 'kept')}"
+    if node == "check" and update.get("replanned") == "pending":
+        return f"the answer's weakest link is weak: the question is decomposed again, planned at once (first answer: {update['first_try'].get('answer')})"
+    if node == "check" and update.get("replanned") == "done":
+        return "of the two decompositions' answers, " + ("the planned one is kept" if update.get("acted") == "replanned" else f"the first is kept: {update.get('answer')}")
     if node == "check" and update.get("acted") == "stands":
         return f"the answer does not answer the question; {STANDS}"
     if node == "shorten" and update.get("answer"):  # what each rule or the cut did, in its note

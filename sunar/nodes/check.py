@@ -11,7 +11,8 @@ question (it ended on the hidden name it found first) goes one step further, onc
 (:func:`sunar.nodes.decompose.going_on`): the graph goes back to ``retrieve`` and the final step
 answers again from the longer chain. 'both': choose, else go on. 'escalate': ``escalate_llm`` (a larger
 model) reads the same path and evidence as MER did (:func:`sunar.nodes.mer.reasoned`), judges both
-answers the same way, and the one it finds fits better is kept."""
+answers the same way, and the one it finds fits better is kept. With ``replan_below``, an answer whose
+weakest link stays weak is tried again with a planned decomposition (:mod:`sunar.replan`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from sunar.nodes.decompose import going_on
 from sunar.nodes.mer import reasoned
 from sunar.nodes.shorten import by_rule
 from sunar.prompts.support import LABELS, fits_messages, judged_better, p_yes
+from sunar.replan import replanned
 from sunar.resources import resources
 from sunar.signals import agrees, chain_support, hop_support, known, whole_chain
 from sunar.text import normalize_answer
@@ -76,11 +78,12 @@ def alternatives(state: dict[str, Any]) -> list[str]:
 
 
 def make_check(judging: bool = True) -> Any:
-    """The check node; it judges only where the graph has ASU (``judging``): elsewhere it passes."""
+    """The check node; it judges only where the graph has ASU (``judging``): elsewhere it passes. A
+    weak answer may then be tried again, planned (``replan_below``, :mod:`sunar.replan`)."""
 
     @node("check")
     def checked(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        return check(state, config) if judging else {}
+        return replanned(state, check(state, config), Configuration.from_runnable_config(config).replan_below) if judging else {}
 
     return checked
 

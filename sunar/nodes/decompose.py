@@ -123,7 +123,9 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     if len(hops) >= cfg.max_hops:
         return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
     demos = demonstrations_for(question, cfg)
-    if cfg.decomposition == "plan":
+    if state.get("replanned") == "pending":  # the check asked for a second, planned decomposition (replan_below)
+        return {**planned(state, config, cfg, demos), "replanned": "planning"}
+    if cfg.decomposition == "plan" or state.get("replanned") == "planning":
         return planned(state, config, cfg, demos)
     path = [(h["question"], h["answer"]) for h in hops]
     llm, messages = resources(config).llm, self_ask_messages(question, path, demos)

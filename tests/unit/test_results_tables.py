@@ -379,18 +379,18 @@ def test_second_chain_table_counts_each_chooser_between_s_and_a_second_chain_a_t
     from benchmarks.results_render import second_chain_table
 
     def rec(qid, answer, gold, confidence=None, **signals):
-        return {"id": qid, "answer": answer, "gold": gold, "confidence": confidence, "signals": signals}
+        return {"id": qid, "answer": answer, "gold": gold, "confidence": confidence, "trust": confidence, "signals": signals}
 
     own = [rec("a", "Paris", ["Paris"], 0.9, sets=1), rec("b", "Rome", ["Oslo"], 0.2, sets=3), rec("c", "Lima", ["Lima"], 0.5, sets=1),
            rec("alone", "Oslo", ["Oslo"], 0.1)]  # no second chain: not counted
     second = [rec("a", "Nice", ["Paris"], 0.8, sets=1), rec("b", "Oslo", ["Oslo"], 0.6, sets=1), rec("c", "Bern", ["Lima"], 0.5, sets=2)]
-    unrecorded = [{**r, "signals": {}} for r in second]
+    unrecorded = [{**r, "signals": {}, "trust": None} for r in second]  # an agreement shown, not a probability
     rows = second_chain_table([("S", own, second), ("T", own, unrecorded)], ["sets", "hop_support"]).splitlines()
     assert rows[0] == "| chooser | S | T |"
     assert rows[2:] == [
         "| S's own chain | 2 (0 taken) | 2 (0 taken) |", "| the second chain | 1 (3 taken) | 1 (3 taken) |",
         "| the right one of the two | 3 of 3 | 3 of 3 |",
-        "| the higher confidence shown | 3 (1 taken) | 3 (1 taken) |",  # c ties at 0.5: S's own kept
+        "| the higher probability shown | 3 (1 taken) | - |",  # c ties at 0.5: S's own kept
         "| the higher `sets` | 3 (1 taken) | - |",  # fewer sets is more trust; hop_support is recorded nowhere: no row
     ]
 
