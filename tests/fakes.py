@@ -148,6 +148,25 @@ def scripted_llm(
     return ScriptedLLM(script)
 
 
+def judging(hops: dict[str, str], mer_answers: Sequence[str], fitting: Sequence[str] | set[str]) -> Callable[[str, int], str]:
+    """A scripted model's answers: each sub-question's from ``hops``; the judge says yes to the answers
+    in ``fitting`` (and to every hop's support); MER gives ``mer_answers`` in turn, the last one from then on."""
+    given = iter(mer_answers)
+    last = [mer_answers[-1]]
+
+    def answer(question: str, i: int) -> str:
+        if question.startswith("FITS:"):
+            return "yes" if question.split(" = ", 1)[1] in fitting else "no"
+        if question.startswith("SUPPORT:"):
+            return "yes"
+        if question.startswith("MER:"):
+            last[0] = next(given, last[0])
+            return last[0]
+        return hops.get(question, "unknown")
+
+    return answer
+
+
 def resources(llm, scorer, index, nli=None, escalation=None) -> Resources:
     return Resources(llm=llm, scorer=scorer, nli=nli or TableNLI(), index=index, escalation=escalation)
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources, scripted_llm, whole_state
+from fakes import judging as judged_answers_of
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.check import alternatives, conclusions, fits, judged
 from sunar.prompts import support
@@ -46,22 +47,8 @@ def two_hops(prompt: str) -> str:
 
 
 def judging(mer_answers, fitting):
-    """A scripted model's answers: the judge says yes to the answers in ``fitting`` (and to every
-    hop's support); MER gives ``mer_answers`` in turn, the last one from then on."""
-    given = iter(mer_answers)
-    last = [mer_answers[-1]]
-
-    def answer(question, i):
-        if question.startswith("FITS:"):
-            return "yes" if question.split(" = ", 1)[1] in fitting else "no"
-        if question.startswith("SUPPORT:"):
-            return "yes"
-        if question.startswith("MER:"):
-            last[0] = next(given, last[0])
-            return last[0]
-        return HOPS.get(question, "unknown")
-
-    return answer
+    """The scripted answers of :func:`fakes.judging` for this question's hops."""
+    return judged_answers_of(HOPS, mer_answers, fitting)
 
 
 def checked(self_ask, mer_answers, fitting=(), variant="sunar", larger=None, **config):

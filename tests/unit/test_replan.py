@@ -4,7 +4,7 @@ and the judge says yes or no per answer."""
 
 import re
 
-from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources, scripted_llm, whole_state
+from fakes import MemoryIndex, TableNLI, TableScorer, docs, judging, prompt_kind, resources, scripted_llm, whole_state
 from sunar.graph import build_graph, describe_step
 from sunar.replan import replanned
 
@@ -27,19 +27,7 @@ def stops_on_its_bridge(prompt: str) -> str:
 def run(fitting, mer_answers=("David Lynch", "Missoula"), **config):
     """The graph on the scripted model: the judge says yes to a hop's pages always, and to the final
     answers in ``fitting``; MER gives ``mer_answers`` in turn."""
-    given, last = iter(mer_answers), [mer_answers[-1]]
-
-    def answer(question, i):
-        if question.startswith("FITS:"):
-            return "yes" if question.split(" = ", 1)[1] in fitting else "no"
-        if question.startswith("SUPPORT:"):
-            return "yes"
-        if question.startswith("MER:"):
-            last[0] = next(given, last[0])
-            return last[0]
-        return HOPS.get(question, "unknown")
-
-    llm = scripted_llm(stops_on_its_bridge, answer, plan=lambda prompt: PLAN)
+    llm = scripted_llm(stops_on_its_bridge, judging(HOPS, mer_answers, fitting), plan=lambda prompt: PLAN)
     res = resources(llm, TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": "judge",
            "replan_below": 0.5, **config}
