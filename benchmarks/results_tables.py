@@ -35,6 +35,7 @@ from benchmarks.results_render import (
     ceiling_table,
     headline_table,
     node_table,
+    replan_table,
     retrieval_table,
     second_chain_table,
     shapes_table,
@@ -103,6 +104,10 @@ CHAIN_DEV, CHAIN_CONFIRM = "dev100-chain-support-qwen1.5b-cpu", "confirm-chain-s
 UNFIT_DEV, S_UNFIT = "dev100-unfit-qwen1.5b-cpu", f"{S_JUDGE}+unfit_answer=both"
 #: ... and its confirmation on dev 101-217 (S only, replayed from CHAIN_CONFIRM's cache where that had run).
 UNFIT_CONFIRM = "confirm-unfit-qwen1.5b-cpu"
+#: The planned chain with every fix since (the cpu profile's S with ``decomposition=plan``, the code of stop 75), dev 1-100.
+PLAN_FIXED, S_PLAN_FIXED = "dev100-plan-fixed-qwen1.5b-cpu", "sunar+decomposition=plan"
+#: The thresholds ``replan_below`` is composed at from that run (the judge's own 0.5 up to always).
+REPLAN_BELOW = (0.5, 0.55, 0.6, 0.65, 0.7, 1.0)
 #: The confirmation in one run: S and Self-Ask on all of dev 101-217 (``--skip 100``), with the code of stop 60 (every
 #: step and fix above in both, nothing tuned on these questions), each question run with both graphs together.
 CLEAN = "confirm-clean-qwen1.5b-cpu"
@@ -334,6 +339,15 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         variants = variants or (DEMOS, S)
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
+    def planned_beside() -> str:
+        """The planned chain as it ran in the step-by-step runs, and with every fix, beside S then and the headline's S."""
+        planned, todays = of(dev100(S_PLAN), S_PLAN), of(dict(today_split())["dev 1-100"], S_UNFIT)
+        return second_chain_table([("dev 1-100: S then (`focus_pages`, `end_loops`), the planned chain then", of(dev100(S_LOOPS), S_LOOPS), planned),
+                                   ("dev 1-100: the headline's S, the planned chain then", todays, planned),
+                                   ("dev 1-100: the headline's S, the planned chain with every fix", todays, of(run(PLAN_FIXED), S_PLAN_FIXED)),
+                                   ("the confirmation: the headline's S, the planned chain then", of(run(CLEAN), S_UNFIT), of(run(CONFIRM), S_PLAN))],
+                                  FEATURES)
+
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
@@ -435,11 +449,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Tried and not kept
         (f"S's doubted or uncertain first hops, dev 1-100, the best-judged span of their pages taken where it beats the hop's answer (replayed): {span_judge[1]}",
          lambda: span_judge_table(span_judge[0])),
-        (f"A planned chain (`decomposition=plan`) beside S's own, and who chooses between them, dev 1-100 and the confirmation: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CONFIRM, CLEAN)}",
-         lambda: second_chain_table([("dev 1-100: S of those runs (`focus_pages`, `end_loops`)", of(dev100(S_LOOPS, S_PLAN), S_LOOPS), of(dev100(S_LOOPS, S_PLAN), S_PLAN)),
-                                     ("dev 1-100: S with every fix (the headline's)", of(dict(today_split())["dev 1-100"], S_UNFIT), of(dev100(S_PLAN), S_PLAN)),
-                                     ("the confirmation: the headline's S", of(run(CLEAN), S_UNFIT), of(run(CONFIRM), S_PLAN))],
-                                    FEATURES)),
+        (f"A planned chain (`decomposition=plan`) beside S's own, and who chooses between them, dev 1-100 and the confirmation: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, CONFIRM, CLEAN)}",
+         planned_beside),
+        (f"`replan_below` composed from the planned chain's run and the headline's S and Self-Ask, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED)}",
+         lambda: (dev := dict(today_split())["dev 1-100"]) and replan_table(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), of(dev, DEMOS_LOOPS), REPLAN_BELOW)),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),

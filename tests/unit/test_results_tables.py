@@ -395,6 +395,23 @@ def test_second_chain_table_counts_each_chooser_between_s_and_a_second_chain_a_t
     ]
 
 
+def test_replan_table_takes_the_planned_answer_below_the_threshold_where_its_weakest_link_is_stronger():
+    from benchmarks.results_render import replan_table
+
+    def rec(qid, answer, gold, link):
+        return {"id": qid, "answer": answer, "gold": gold, "signals": {"chain_support": link}}
+
+    own = [rec("weak", "Rome", ["Oslo"], 0.2), rec("middling", "Nice", ["Lima"], 0.55), rec("strong", "Bern", ["Bern"], 0.9),
+           rec("tie", "Kiev", ["Kiev"], 0.3)]
+    planned = [rec("weak", "Oslo", ["Oslo"], 0.8), rec("middling", "Lima", ["Lima"], 0.7), rec("strong", "Rome", ["Bern"], 1.0),
+               rec("tie", "Riga", ["Kiev"], 0.3)]  # a tie keeps S's own
+    self_ask = [rec(q, "Nowhere", g, None) for q, g in (("weak", ["Oslo"]), ("middling", ["Lima"]), ("strong", ["Bern"]), ("tie", ["Kiev"]))]
+    rows = replan_table(own, planned, self_ask, [0.5, 0.6, 1.0]).splitlines()[2:]
+    assert rows[0] == "| 0.50 | 2 of 4 | 1 | 3 | 3 | 1 / 0 | 3 / 0 (p = 0.25) | 3 / 0 (p = 0.25) |"
+    assert rows[1].startswith("| 0.60 | 3 of 4 | 2 | 4 | 4 | 2 / 0 |")
+    assert rows[2].startswith("| 1.00 | 4 of 4 | 3 | 3 | 3 | 2 / 1 |")  # the strong answer given up for a wrong one
+
+
 def test_shapes_table_counts_each_graphs_chains_by_length_and_first_bridge_per_dataset():
     from benchmarks.results_render import shape, shapes_table
 
