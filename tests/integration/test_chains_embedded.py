@@ -280,3 +280,19 @@ def test_a_doubted_hops_pages_spans_are_judged_and_the_best_supported_taken(demo
     out = supported(hop, read, read, cfg, res, short_call(cfg, SCHEMA), config)
     assert out["spans_judged"] == len(answer_spans(hop["question"], read)) > 1, out
     assert out["unsupported"] == "Michael J. Anderson" and out["answer"] == "David Lynch" and out["support"] >= 0.5, out
+
+
+@pytest.mark.slow
+def test_a_weak_answer_is_decomposed_again_planned_and_the_stronger_one_kept(demo_index):
+    """``replan_below`` on the real model: at 1.0 every answer the judge does not pass with certainty is weak,
+    so the question is planned at once after the first answer, and the answer with the stronger weakest link kept."""
+    state, lines = stream(demo_index, hop_support="judge", unfit_answer="keep", replan_below=1.0, demonstrations=1)
+    first = state["first_try"]
+    assert state["replanned"] == "done" and first["answer"] and first["judged"]["chain_support"] < 1.0, (state.get("replanned"), first)
+    assert any(line.startswith("the answer's weakest link is weak: the question is decomposed again, planned at once") for line in lines)
+    assert sum(line.startswith("plan: ") for line in lines) == 1  # the second decomposition is planned, once
+    took = state.get("acted") == "replanned"
+    assert f"of the two decompositions' answers, {'the planned one is kept' if took else 'the first is kept: ' + state['answer']}" in lines
+    weakest = state["signals"]["chain_support"]
+    assert weakest > first["judged"]["chain_support"] if took else weakest == first["judged"]["chain_support"]
+    assert bool(state["plan"]) == took and state["answer"]  # the planned chain's hops and plan, or the first's
