@@ -27,7 +27,8 @@ def weakest(outcome: dict[str, Any]) -> float | None:
 
 
 def fmt(p: float | None) -> str:
-    return "none" if p is None else f"{p:.2f}"
+    """A weakest link as the notes write it: three places, so that a close call shows which side won."""
+    return "none" if p is None else f"{p:.3f}"
 
 
 def replanned(state: dict[str, Any], update: dict[str, Any], below: float) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def test_a_weak_answer_gives_way_to_the_planned_decompositions_stronger_one():
     assert out["signals"]["chain_support"] == 1.0 and plans_asked(llm) == 1
     assert out["first_try"]["answer"] == "David Lynch" and [h["question"] for h in out["first_try"]["hops"]] == ["Who made the film?"]
     assert any("has a weak link (p = 0.00 < 0.50)" in n for n in out["notes"])
-    assert any("took the planned chain's answer: 'David Lynch' (weakest link 0.00) against the planned chain's 'Missoula' (1.00)" in n
+    assert any("took the planned chain's answer: 'David Lynch' (weakest link 0.000) against the planned chain's 'Missoula' (1.000)" in n
                for n in out["notes"])
     assert {e["id"] for e in out["evidence"]} == {"rr", "dl"}  # MER read the planned chain's pages
 
@@ -56,7 +56,7 @@ def test_the_first_answer_stays_on_a_tie_and_the_question_is_planned_once():
     assert out["answer"] == "David Lynch" and out["replanned"] == "done" and out.get("acted") != "replanned"
     assert [h["question"] for h in out["hops"]] == ["Who made the film?"] and out["signals"]["chain_support"] == 0.0
     assert plans_asked(llm) == 1 and sum(prompt_kind(c) == "mer" for c in llm.calls) == 2
-    assert any(n.startswith("kept the first answer: 'David Lynch' (weakest link 0.00)") for n in out["notes"])
+    assert any(n.startswith("kept the first answer: 'David Lynch' (weakest link 0.000)") for n in out["notes"])
 
 
 def test_a_strong_answer_or_the_switch_off_plans_nothing():
