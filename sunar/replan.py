@@ -3,7 +3,7 @@
 The 1.5B's stepwise (Self-Ask) and planned decompositions fail on different questions, and the
 judge's weakest link (``chain_support``: the least of its P(yes) that each hop's pages state its
 answer and that the final answer answers the question) tells which of the two answers to keep
-better than any other signal recorded (benchmarks/RESULTS.md, *A planned chain beside S's own*).
+better than any other signal recorded (benchmarks/RESULTS.md, *A second decomposition for a weak answer*).
 So the check, after judging the final answer, starts the question again, planned at once, when
 that weakest link is below ``replan_below``; when the planned chain's answer has been judged in
 turn, the answer with the stronger weakest link is kept, the first on a tie. The state's
@@ -23,6 +23,7 @@ FRESH_CHAIN = {"hops": [], "chains": [], "chosen": None, "draft_answer": "", "pl
 
 
 def weakest(outcome: dict[str, Any]) -> float | None:
+    """An outcome's weakest link, as the check judged it (None: not judged)."""
     return (outcome.get("judged") or {}).get("chain_support")
 
 
@@ -41,7 +42,7 @@ def replanned(state: dict[str, Any], update: dict[str, Any], below: float) -> di
         first, second = state.get("first_try") or {}, weakest(now)
         said = f"{first.get('answer')!r} (weakest link {fmt(weakest(first))}) against the planned chain's {now.get('answer')!r} ({fmt(second)})"
         if second is None or (weakest(first) is not None and weakest(first) >= second):
-            return {**{k: first.get(k) for k in OUTCOME if k in first}, "replanned": "done", "notes": [*notes, f"kept the first answer: {said}"]}
+            return {**{k: first.get(k) for k in OUTCOME}, "replanned": "done", "notes": [*notes, f"kept the first answer: {said}"]}
         return {**update, "replanned": "done", "acted": "replanned", "notes": [*notes, f"took the planned chain's answer: {said}"]}
     link = weakest(now)
     if link is None or link >= below:
