@@ -282,13 +282,13 @@ def replan_table(own: Records, planned: Records, base: Records, below: Sequence[
     mine, theirs = {r["id"]: r for r in own}, {r["id"]: r for r in base}
     second = {r["id"]: r for r in planned if r["id"] in mine and r["id"] in theirs}
 
-    def link(r: dict[str, Any]) -> float:
-        return float((r.get("signals") or {}).get("chain_support") or 0.0)
+    def link(r: dict[str, Any]) -> float | None:
+        return (r.get("signals") or {}).get("chain_support")
 
     body = []
-    for t in below:
-        asked = [i for i in second if link(mine[i]) < t]
-        taken = {i for i in asked if (second[i].get("signals") or {}).get("chain_support") is not None and link(second[i]) > link(mine[i])}
+    for t in below:  # as sunar.replan decides: an unjudged answer is not weak, an unjudged planned one not taken
+        asked = [i for i in second if (x := link(mine[i])) is not None and x < t]
+        taken = {i for i in asked if (y := link(second[i])) is not None and y > link(mine[i])}
         answers = {i: second[i] if i in taken else mine[i] for i in second}
         cover = {i: scores(r)["cover_em"] for i, r in answers.items()}
         vs_s = paired_comparison(list(cover.values()), [scores(mine[i])["cover_em"] for i in answers])
