@@ -3,11 +3,12 @@
 with a scripted LLM whose judge says yes or no per answer."""
 
 import re
+from functools import partial
 
 import pytest
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, prompt_kind, resources, scripted_llm, whole_state
-from fakes import judging as judged_answers_of
+from fakes import judging as judging_for
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.check import alternatives, conclusions, fits, judged
 from sunar.prompts import support
@@ -46,9 +47,8 @@ def two_hops(prompt: str) -> str:
     return f"So the final answer is: {found[-1]}"
 
 
-def judging(mer_answers, fitting):
-    """The scripted answers of :func:`fakes.judging` for this question's hops."""
-    return judged_answers_of(HOPS, mer_answers, fitting)
+#: The scripted answers of :func:`fakes.judging` for this question's hops: ``judging(mer_answers, fitting)``.
+judging = partial(judging_for, HOPS)
 
 
 def checked(self_ask, mer_answers, fitting=(), variant="sunar", larger=None, **config):
