@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.results_runs import DATASETS, Records, mean, of, scores, summarise, variants_of
-from sunar.evals.metrics import cover_em, paired_comparison
+from sunar.evals.metrics import cover_em
 from sunar.signals import agrees
-from sunar.trust import oriented
 
 #: How many of the first evidence documents MER reads (l, the cpu profile's ``evidence``).
 MER_READS = 5
@@ -238,63 +237,3 @@ def shapes_table(records: Records, variants: Sequence[str], names: Sequence[str]
         cells = [f"{counts[v, d, s, True] + counts[v, d, s, False]} ({counts[v, d, s, True]})" for v in variants for d, _ in DATASETS]
         body.append([s, *cells])
     return table(["the chain", *(f"{name}, {label}: questions (right)" for name in names for _, label in DATASETS)], body)
-
-
-def second_chain_table(columns: Sequence[tuple[str, Records, Records]], signals: Sequence[str]) -> str:
-    """A second chain beside S's own, and how well each chooser takes between them. Per column (label,
-    S's own answers, the second chain's, the same questions): the right answers of each, of the right
-    one of the two (a perfect chooser), then of the one with the higher calibrated probability shown or
-    recorded signal (oriented so that higher means more trust; a tie or a missing value keeps S's own), with
-    how many the chooser took from the second chain; "-" where a side of the column records none."""
-    Key = Callable[[dict[str, Any]], float | None]
-
-    def signal(name: str) -> Key:
-        return lambda r: oriented(name, (r.get("signals") or {}).get(name))
-
-    def recorded(key: Key, column: tuple[str, Records, Records]) -> bool:
-        return all(any(key(r) is not None for r in side) for side in column[1:])
-
-    keys: list[tuple[str, Key]] = [("the higher probability shown", lambda r: r.get("confidence") if r.get("trust") is not None else None),
-                                   *((f"the higher `{name}`", signal(name)) for name in signals)]
-    keys = [(label, key) for label, key in keys if any(recorded(key, column) for column in columns)]
-    body: list[list[Any]] = [["S's own chain"], ["the second chain"], ["the right one of the two"], *([label] for label, _ in keys)]
-    for column in columns:
-        other = {r["id"]: r for r in column[2]}
-        pairs = [(r, other[r["id"]]) for r in column[1] if r["id"] in other]
-        right = [(bool(scores(a)["cover_em"]), bool(scores(b)["cover_em"])) for a, b in pairs]
-        body[0].append(f"{sum(x for x, _ in right)} (0 taken)")
-        body[1].append(f"{sum(y for _, y in right)} ({len(pairs)} taken)")
-        body[2].append(f"{sum(x or y for x, y in right)} of {len(pairs)}")
-        for row, (_, key) in zip(body[3:], keys, strict=True):
-            if not recorded(key, column):
-                row.append("-")
-                continue
-            taken = [(x := key(a)) is not None and (y := key(b)) is not None and y > x for a, b in pairs]
-            row.append(f"{sum(y if t else x for t, (x, y) in zip(taken, right, strict=True))} ({sum(taken)} taken)")
-    return table(["chooser", *(label for label, _, _ in columns)], body)
-
-
-def replan_table(own: Records, planned: Records, base: Records, below: Sequence[float]) -> str:
-    """``replan_below`` composed from two runs of the same questions: S's own answers (``own``), the
-    planned chain's (``planned``) and Self-Ask's (``base``). Per threshold: the answers whose weakest
-    link (``chain_support``) is below it, so that the planned chain is asked; those where its answer's
-    weakest link is stronger, so that it is taken; the answers then, against S's and Self-Ask's."""
-    mine, theirs = {r["id"]: r for r in own}, {r["id"]: r for r in base}
-    second = {r["id"]: r for r in planned if r["id"] in mine and r["id"] in theirs}
-
-    def link(r: dict[str, Any]) -> float | None:
-        return (r.get("signals") or {}).get("chain_support")
-
-    body = []
-    for t in below:  # as sunar.replan decides: an unjudged answer is not weak, an unjudged planned one not taken
-        asked = [i for i in second if (x := link(mine[i])) is not None and x < t]
-        taken = {i for i in asked if (y := link(second[i])) is not None and y > link(mine[i])}
-        answers = {i: second[i] if i in taken else mine[i] for i in second}
-        cover = {i: scores(r)["cover_em"] for i, r in answers.items()}
-        vs_s = paired_comparison(list(cover.values()), [scores(mine[i])["cover_em"] for i in answers])
-        vs_sa = paired_comparison(list(cover.values()), [scores(theirs[i])["cover_em"] for i in answers])
-        em_sa = paired_comparison([scores(r)["em"] for r in answers.values()], [scores(theirs[i])["em"] for i in answers])
-        body.append([f"{t:.2f}", f"{len(asked)} of {len(second)}", len(taken), f"{sum(cover.values()):.0f}", f"{sum(scores(r)['em'] for r in answers.values()):.0f}",
-                     f"{vs_s['wins']} / {vs_s['losses']}", versus(vs_sa), versus(em_sa)])
-    return table(["replan_below", "planned chain asked", "its answer taken", "right (cover-EM)", "EM", "right / wrong where S was not",
-                  "right / wrong where Self-Ask was not (sign test p)", "the same, EM"], body)

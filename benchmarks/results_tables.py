@@ -35,13 +35,12 @@ from benchmarks.results_render import (
     ceiling_table,
     headline_table,
     node_table,
-    replan_table,
     retrieval_table,
-    second_chain_table,
     shapes_table,
     stages_table,
     time_table,
 )
+from benchmarks.results_replan import composed, replan_acted_table, replan_table, second_chain_table, time_without_table
 from benchmarks.results_runs import Records, of, paired, read_records, run_date, variants_of
 from benchmarks.results_stored import (
     first_stage_table,
@@ -111,6 +110,8 @@ REPLAN_BELOW = (0.5, 0.55, 0.6, 0.65, 0.7, 1.0)
 #: The confirmation in one run: S and Self-Ask on all of dev 101-217 (``--skip 100``), with the code of stop 60 (every
 #: step and fix above in both, nothing tuned on these questions), each question run with both graphs together.
 CLEAN = "confirm-clean-qwen1.5b-cpu"
+#: The confirmation of ``replan_below`` (its threshold fixed on dev 1-100) in one run: Self-Ask and S with it, dev 101-217.
+REPLAN_CONFIRM, S_REPLAN = "confirm-replan-qwen1.5b-cpu", "sunar+replan_below=0.55"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -346,6 +347,13 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                    ("the confirmation: the headline's S, the planned chain without the later fixes", of(run(CLEAN), S_UNFIT), of(run(CONFIRM), S_PLAN))],
                                   FEATURES)
 
+    def replan_dev() -> Records:
+        """Dev 1-100 with ``replan_below=0.55`` composed from the headline's S and the planned chain's run (:func:`composed`), beside
+        the headline's Self-Ask, named as the confirmation's run names them."""
+        dev = dict(today_split())["dev 1-100"]
+        answers = composed(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), 0.55, S_REPLAN)[0]
+        return [*({**r, "variant": "self_ask"} for r in of(dev, DEMOS_LOOPS)), *answers]
+
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
@@ -451,6 +459,17 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          planned_beside),
         (f"`replan_below` composed from the planned chain's run and the headline's S and Self-Ask, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED)}",
          lambda: (dev := dict(today_split())["dev 1-100"]) and replan_table(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), of(dev, DEMOS_LOOPS), REPLAN_BELOW)),
+        (f"S with `replan_below=0.55` against Self-Ask, as the headline reads them: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, REPLAN_CONFIRM)}",
+         lambda: headline_table([("dev 101-217, the confirmation in one run", run(REPLAN_CONFIRM), "self_ask", S_REPLAN),
+                                 ("dev 1-217: the same two (dev 1-100 composed as above)", [*replan_dev(), *run(REPLAN_CONFIRM)], "self_ask", S_REPLAN, False)],
+                                names=("Self-Ask", "S with replan_below=0.55"))),
+        (f"The confirmation of `replan_below=0.55` in one run: Self-Ask and S with it on dev 101-217, each question with both graphs together: {where(REPLAN_CONFIRM)}",
+         lambda: answers_table(run(REPLAN_CONFIRM), ["self_ask", S_REPLAN], base="self_ask")),
+        (f"What `replan_below=0.55` did on the confirmation, each first answer scored as the planned one: {where(REPLAN_CONFIRM)}",
+         lambda: replan_acted_table([("dev 101-217, the confirmation in one run", run(REPLAN_CONFIRM))], S_REPLAN)),
+        (f"Its time, with and without the confidence step: {where(REPLAN_CONFIRM)}",
+         lambda: time_without_table(run(REPLAN_CONFIRM), "self_ask", S_REPLAN, "confidence", "its samples, taken because no calibration is fitted for it")),
+        (f"Where S with `replan_below=0.55` spends its time on the confirmation: {where(REPLAN_CONFIRM)}", lambda: node_table(run(REPLAN_CONFIRM), S_REPLAN)),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),

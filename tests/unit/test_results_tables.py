@@ -376,7 +376,7 @@ def test_ceiling_table_counts_what_a_perfect_choice_among_the_answers_found_woul
 
 
 def test_second_chain_table_counts_each_chooser_between_s_and_a_second_chain_a_tie_keeping_s():
-    from benchmarks.results_render import second_chain_table
+    from benchmarks.results_replan import second_chain_table
 
     def rec(qid, answer, gold, confidence=None, **signals):
         return {"id": qid, "answer": answer, "gold": gold, "confidence": confidence, "trust": confidence, "signals": signals}
@@ -396,7 +396,7 @@ def test_second_chain_table_counts_each_chooser_between_s_and_a_second_chain_a_t
 
 
 def test_replan_table_takes_the_planned_answer_below_the_threshold_where_its_weakest_link_is_stronger():
-    from benchmarks.results_render import replan_table
+    from benchmarks.results_replan import replan_table
 
     def rec(qid, answer, gold, link):
         return {"id": qid, "answer": answer, "gold": gold, "signals": {"chain_support": link}}
@@ -410,6 +410,40 @@ def test_replan_table_takes_the_planned_answer_below_the_threshold_where_its_wea
     assert rows[0] == "| 0.50 | 2 of 4 | 1 | 3 | 3 | 1 / 0 | 3 / 0 (p = 0.25) | 3 / 0 (p = 0.25) |"
     assert rows[1].startswith("| 0.60 | 3 of 4 | 2 | 4 | 4 | 2 / 0 |")
     assert rows[2].startswith("| 1.00 | 4 of 4 | 3 | 3 | 3 | 2 / 1 |")  # the strong answer given up for a wrong one
+
+
+def test_replan_acted_table_reads_the_checks_own_notes_and_scores_each_first_answer_against_the_gold():
+    from benchmarks.results_replan import replan_acted_table, settled
+    from sunar.replan import replanned
+
+    def rec(qid, gold, first, planned, links, em=None):
+        """S's record where the planned chain ran: its notes as the check writes them (sunar.replan)."""
+        asked = replanned({}, {"answer": first, "judged": {"chain_support": links[0]}}, 0.55)
+        done = replanned({"replanned": "planning", "first_try": asked["first_try"]}, {"answer": planned, "judged": {"chain_support": links[1]}}, 0.55)
+        answer = done["answer"]
+        return {"id": qid, "variant": "s", "gold": gold, "answer": answer, "notes": [*asked["notes"], *done["notes"]]}
+
+    records = [
+        rec("won", ["Oslo"], "Rome", "Oslo", (0.2, 0.8)),  # taken, right where the first was wrong
+        rec("lost", ["Bern"], "Bern", "Bern's (Swiss) capital", (0.3, 0.4)),  # taken: right by cover-EM only, so an EM loss
+        rec("same", ["Kiev"], "Kiev", "Kiev", (0.5, 0.5)),  # the first answer again, kept on the tie
+        rec("kept", ["Lima"], "Quito", "Lima", (0.4, 0.1)),  # kept the first
+        {"id": "strong", "variant": "s", "gold": ["Riga"], "answer": "Riga", "notes": []},  # never asked
+        {"id": "other", "variant": "sa", "gold": ["Riga"], "answer": "Riga", "notes": []},
+    ]
+    assert settled(records[0]) == ("Rome", "Oslo", True) and settled(records[4]) is None
+    rows = replan_acted_table([("all", records)], "s").splitlines()
+    assert rows[2] == "| all | 5 | 4 | 1 | 2 | 1 / 0 | 1 / 1 |"
+
+
+def test_time_without_table_takes_one_nodes_wall_seconds_off_the_recorded_time():
+    from benchmarks.results_replan import time_without_table
+
+    records = [{"id": "q", "variant": "sa", "time": {"total": 10.0}}, {"id": "q", "variant": "s", "time": {"total": 25.0}, "node_seconds": {"confidence": 5.0}},
+               {"id": "r", "variant": "sa", "time": {"total": 30.0}}, {"id": "r", "variant": "s", "time": {"total": 35.0}, "node_seconds": {"mer": 9.0}},
+               {"id": "x", "variant": "s", "error": "the model server is down", "time": {"total": 1000.0}}]  # a failed question is not timed
+    rows = time_without_table(records, "sa", "s", "confidence", "its samples").splitlines()[2:]
+    assert rows == ["| `sa` | 20.0 | 1.00x |", "| `s` | 30.0 | 1.50x |", "| `s` without `confidence` (its samples) | 27.5 | 1.38x |"]
 
 
 def test_shapes_table_counts_each_graphs_chains_by_length_and_first_bridge_per_dataset():
