@@ -112,6 +112,8 @@ REPLAN_BELOW = (0.5, 0.55, 0.6, 0.65, 0.7, 1.0)
 CLEAN = "confirm-clean-qwen1.5b-cpu"
 #: The confirmation of ``replan_below`` (its threshold fixed on dev 1-100) in one run: Self-Ask and S with it, dev 101-217.
 REPLAN_CONFIRM, S_REPLAN = "confirm-replan-qwen1.5b-cpu", "sunar+replan_below=0.55"
+#: ... replayed from a copy of its LLM cache with the calibration shipped for the switch (``sunar`` is the cpu profile's S, with it).
+REPLAN_CALIBRATED = "confirm-replan-calibrated-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -341,14 +343,14 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         return [*dev100(*variants), *paired(run(CONFIRM), *variants)]
 
     def planned_beside() -> str:
-        """The planned chain with every fix beside the headline's S (dev 1-100), and as it ran on the confirmation, without the later fixes."""
-        return second_chain_table([("dev 1-100: the headline's S, the planned chain with every fix", of(dict(today_split())["dev 1-100"], S_UNFIT),
+        """The planned chain with every fix beside S without replan_below (dev 1-100), and as it ran on the confirmation, without the later fixes."""
+        return second_chain_table([("dev 1-100: S without `replan_below`, the planned chain with every fix", of(dict(today_split())["dev 1-100"], S_UNFIT),
                                     of(run(PLAN_FIXED), S_PLAN_FIXED)),
-                                   ("the confirmation: the headline's S, the planned chain without the later fixes", of(run(CLEAN), S_UNFIT), of(run(CONFIRM), S_PLAN))],
+                                   ("the confirmation: S without `replan_below`, the planned chain without the later fixes", of(run(CLEAN), S_UNFIT), of(run(CONFIRM), S_PLAN))],
                                   FEATURES)
 
     def replan_dev() -> Records:
-        """Dev 1-100 with ``replan_below=0.55`` composed from the headline's S and the planned chain's run (:func:`composed`), beside
+        """Dev 1-100 with ``replan_below=0.55`` composed from S's answers without it and the planned chain's run (:func:`composed`), beside
         the headline's Self-Ask, named as the confirmation's run names them."""
         dev = dict(today_split())["dev 1-100"]
         answers = composed(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), 0.55, S_REPLAN)[0]
@@ -367,13 +369,17 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CLEAN)}",
+        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, REPLAN_CONFIRM)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
-                                 ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask, in one run", run(CLEAN), DEMOS_LOOPS, S_UNFIT),
-                                 ("dev 1-217: the same two (dev 1-100 from the development runs)", [*dict(today_split())["dev 1-100"], *run(CLEAN)], DEMOS_LOOPS, S_UNFIT, False)])),
+                                 ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask, in one run", run(REPLAN_CONFIRM), "self_ask", S_REPLAN),
+                                 ("dev 1-217: the same two (dev 1-100 from the development runs, S's composed with the planned chain's)", [*replan_dev(), *run(REPLAN_CONFIRM)], "self_ask", S_REPLAN, False)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
+        (f"S before `replan_below` against Self-Ask, as the headline read them: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CLEAN)}",
+         lambda: headline_table([("dev 101-217, the confirmation in one run", run(CLEAN), DEMOS_LOOPS, S_UNFIT),
+                                 ("dev 1-217: the same two (dev 1-100 from the development runs)", [*dict(today_split())["dev 1-100"], *run(CLEAN)], DEMOS_LOOPS, S_UNFIT, False)],
+                                names=("Self-Ask", "S"))),
         (f"The confirmation in one run: S and Self-Ask on dev 101-217, each question with both graphs together: {where(CLEAN)}",
          lambda: answers_table(run(CLEAN), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"Where the wrong answers were lost, the confirmation in one run: {where(CLEAN)}",
@@ -457,12 +463,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: span_judge_table(span_judge[0])),
         (f"A planned chain (`decomposition=plan`) beside S's own, and who chooses between them, dev 1-100 and the confirmation: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, CONFIRM, CLEAN)}",
          planned_beside),
-        (f"`replan_below` composed from the planned chain's run and the headline's S and Self-Ask, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED)}",
+        (f"`replan_below` composed from the planned chain's run and S's without it, beside Self-Ask, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED)}",
          lambda: (dev := dict(today_split())["dev 1-100"]) and replan_table(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), of(dev, DEMOS_LOOPS), REPLAN_BELOW)),
-        (f"S with `replan_below=0.55` against Self-Ask, as the headline reads them: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, REPLAN_CONFIRM)}",
-         lambda: headline_table([("dev 101-217, the confirmation in one run", run(REPLAN_CONFIRM), "self_ask", S_REPLAN),
-                                 ("dev 1-217: the same two (dev 1-100 composed as above)", [*replan_dev(), *run(REPLAN_CONFIRM)], "self_ask", S_REPLAN, False)],
-                                names=("Self-Ask", "S with replan_below=0.55"))),
         (f"The confirmation of `replan_below=0.55` in one run: Self-Ask and S with it on dev 101-217, each question with both graphs together: {where(REPLAN_CONFIRM)}",
          lambda: answers_table(run(REPLAN_CONFIRM), ["self_ask", S_REPLAN], base="self_ask")),
         (f"What `replan_below=0.55` did on the confirmation, each first answer scored as the planned one: {where(REPLAN_CONFIRM)}",
@@ -470,6 +472,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Its time, with and without the confidence step: {where(REPLAN_CONFIRM)}",
          lambda: time_without_table(run(REPLAN_CONFIRM), "self_ask", S_REPLAN, "confidence", "its samples, taken because no calibration is fitted for it")),
         (f"Where S with `replan_below=0.55` spends its time on the confirmation: {where(REPLAN_CONFIRM)}", lambda: node_table(run(REPLAN_CONFIRM), S_REPLAN)),
+        (f"The confirmation of `replan_below=0.55` replayed with its calibration: {where(REPLAN_CALIBRATED)}",
+         lambda: answers_table(run(REPLAN_CALIBRATED), ["self_ask", "sunar"], base="self_ask")),
         # Baselines
         (f"Seven graphs and `rag`, dev 1-40: {where(BASE40)}", lambda: answers_table(run(BASE40))),
         (f"GenSco with the dataset's pools, dev 1-40: {where(POOLS)}", lambda: answers_table(run(POOLS), base="rag")),
@@ -505,7 +509,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Cost
         (f"Where the recorded seconds go, dev 1-40: {where(BASE40)}", lambda: time_table(run(BASE40), ["sunar", "self_ask", *BASELINES[:2], *BASELINES[3:]])),
         (f"Wall seconds by node, `sunar`, dev 101-200 (every call computed in the run): {where(DEV200)}", lambda: node_table(run(DEV200), "sunar")),
-        (f"Wall seconds by node, S as the `cpu` profile runs it, the confirmation in one run (the questions it computed in its run): {where(CLEAN)}",
+        (f"Wall seconds by node, S before `replan_below`, the confirmation in one run (the questions it computed in its run): {where(CLEAN)}",
          lambda: node_table([r for r in run(CLEAN) if r["wall_seconds"] >= r["time"]["total"] / 2], S_UNFIT)),
         # Scale and serving
         (f"The index's cost curve: {scale[1]}", lambda: scale_table(scale[0])),

@@ -32,6 +32,7 @@ CPU_PROFILE: dict[str, Any] = {
     # each batch, which changed 1 answer of 100 at 2.7x Self-Ask's time).
     "demonstrations": 2, "drop_country": True, "focus_pages": True, "end_loops": True,
     "asu_batches": False, "hop_samples": 3, "branch_width": 2, "grounded_final": True, "hop_support": "judge", "unfit_answer": "both",
+    "replan_below": 0.55,
 }
 
 

@@ -56,12 +56,14 @@ def test_models_lists_what_auto_uses():
     assert "auto would use" in result.stdout
     lines = result.stdout.splitlines()
     shipped = next(line for line in lines if "sunar-embedded-qwen2.5-1.5b.json" in line)  # fitted before the judge: named as such
-    assert shipped.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=off, unfit_answer=keep ")
+    assert shipped.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=off, unfit_answer=keep, replan_below=0.0 ")
     assert "(fitted on 100 labelled answers of sunar" in shipped
     judged = next(line for line in lines if "sunar-hop-support-embedded" in line)
-    assert judged.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, unfit_answer=keep ")
-    acting = next(line for line in lines if "sunar-unfit-answer-embedded" in line)  # the cpu profile's S: no switch to name
-    assert acting.lstrip().startswith("sunar with embedded:qwen2.5-1.5b ") and "min_trust=0.50 kept at most 30% wrong there (no guarantee)" in acting
+    assert judged.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, unfit_answer=keep, replan_below=0.0 ")
+    acting = next(line for line in lines if "sunar-unfit-answer-embedded" in line)
+    assert acting.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, replan_below=0.0 ") and "min_trust=0.50 kept at most 30% wrong there (no guarantee)" in acting
+    replanned = next(line for line in lines if "sunar-replan-embedded" in line)  # the cpu profile's S: no switch to name
+    assert replanned.lstrip().startswith("sunar with embedded:qwen2.5-1.5b ") and "min_trust=0.51 kept at most 30% wrong there (no guarantee)" in replanned
 
 
 def no_network_prefix() -> list[str] | None:
