@@ -113,8 +113,8 @@ def replan_acted_table(rows: Sequence[tuple[str, Records]], variant: str) -> str
         done = [(r, s) for r in asked if (s := settled(r))]
         taken = [(r, first) for r, (first, _, took) in done if took]
         cells = []
-        for metric in (cover_em, exact_match):
-            compared = paired_comparison([scores(r)["cover_em" if metric is cover_em else "em"] for r, _ in taken], [metric(first, r["gold"]) for r, first in taken])
+        for name, metric in (("cover_em", cover_em), ("em", exact_match)):
+            compared = paired_comparison([scores(r)[name] for r, _ in taken], [metric(first, r["gold"]) for r, first in taken])
             cells.append(f"{compared['wins']} / {compared['losses']}")
         body.append([label, len(answers), len(asked), sum(1 for _, (a, b, _) in done if a == b), len(taken), *cells])
     return table(["questions", "answers", "planned chain asked", "it gave the first answer again", "its answer taken",
