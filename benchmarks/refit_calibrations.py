@@ -34,10 +34,10 @@ FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
     ("self_ask-embedded-qwen2.5-1.5b.json", T.DEMOS_LOOPS, (T.ACTS, T.ACTS2), ("whole_chain",), False),
     ("sunar-cut-embedded-qwen2.5-1.5b.json", T.S_CUT, (T.CUT_DEV100,), ("chain_support",), True),
 )
-#: ``replan_below``'s (the shipped file, the threshold): its dev 1-100 answers are the cpu profile's S's above (its
-#: first answers), with the planned chain's (``benchmarks.results_tables.PLAN_FIXED``) where the switch takes them
+#: ``replan_below``'s shipped file (at ``benchmarks.results_tables.REPLAN_AT``): its dev 1-100 answers are the cpu
+#: profile's S's above (its first answers), with the planned chain's (``PLAN_FIXED``) where the switch takes them
 #: (:func:`benchmarks.results_replan.composed`), so it is fitted on the answers S with the switch gives there.
-REPLAN = ("sunar-replan-embedded-qwen2.5-1.5b.json", 0.55)
+REPLAN_FILE = "sunar-replan-embedded-qwen2.5-1.5b.json"
 ALPHA, DELTA = 0.3, 0.1
 
 
@@ -52,12 +52,11 @@ def refit() -> dict[str, dict[str, Any]]:
         # a rerun's question file is the part of the development run's that its fix can act on
         settings = [first, *({**s, "questions": first["questions"]} for s in rest)]
         fitted[file] = calibration_of(answers, settings, names, variant, ALPHA, DELTA, signals=signals, only=only)
-        if variant == T.S_UNFIT:
-            file, below = REPLAN
-            replanned = f"{variant}+replan_below={below}"
-            answers = composed(answers, of(run(T.PLAN_FIXED), T.S_PLAN_FIXED), below, replanned)[0]
+        if variant == T.S_UNFIT:  # the cpu profile's S before replan_below: its answers are the switch's first ones
+            replanned = f"{variant}+replan_below={T.REPLAN_AT}"
+            taken = composed(answers, of(run(T.PLAN_FIXED), T.S_PLAN_FIXED), T.REPLAN_AT, replanned)[0]
             planned = {**json.loads((T.RESULTS / T.PLAN_FIXED / "run.json").read_text()), "questions": first["questions"]}
-            fitted[file] = calibration_of(answers, [*settings, planned], [*names, T.PLAN_FIXED], replanned, ALPHA, DELTA, signals=signals, only=only)
+            fitted[REPLAN_FILE] = calibration_of(taken, [*settings, planned], [*names, T.PLAN_FIXED], replanned, ALPHA, DELTA, signals=signals, only=only)
     return fitted
 
 

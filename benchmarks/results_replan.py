@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmarks.results_render import table, versus
-from benchmarks.results_runs import Records, of, scores
+from benchmarks.results_runs import Records, of, recorded_seconds, scores
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison
 from sunar.trust import oriented
 
@@ -125,7 +125,7 @@ def time_without_table(records: Records, base: str, variant: str, node: str, why
     """Recorded seconds per question of ``base`` and ``variant`` in one run, and of ``variant`` without
     the wall seconds of one ``node`` (``why`` says what they were spent on)."""
     def seconds(r: dict[str, Any], less: str = "") -> float:
-        return float((r.get("time") or {}).get("total", r.get("wall_seconds", 0.0))) - float((r.get("node_seconds") or {}).get(less, 0.0))
+        return recorded_seconds(r) - float((r.get("node_seconds") or {}).get(less, 0.0))
 
     def mean_of(variant: str, less: str = "") -> float:
         answered = [r for r in of(records, variant) if not r.get("error")]

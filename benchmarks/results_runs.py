@@ -122,6 +122,11 @@ def correct(records: Records) -> np.ndarray:
     return np.array([scores(r)["cover_em"] for r in records])
 
 
+def recorded_seconds(record: dict[str, Any]) -> float:
+    """A record's recorded seconds: ``time.total`` (wall + the stored seconds of its cached calls), else its wall seconds."""
+    return float((record.get("time") or {}).get("total", record.get("wall_seconds", 0.0)))
+
+
 def mean(values: Iterable[float]) -> float:
     values = list(values)
     return float(statistics.mean(values)) if values else 0.0
@@ -156,7 +161,7 @@ def summarise(records: Records, variant: str, base: str | None = None) -> dict[s
         "cached_calls": mean(r.get("cached_calls", 0) for r in answered),
         "parse_fallbacks": mean(r.get("parse_fallbacks", 0) for r in answered),
         "wall_seconds": mean(r.get("wall_seconds", 0.0) for r in answered),
-        "recorded_seconds": mean((r.get("time") or {}).get("total", r.get("wall_seconds", 0.0)) for r in answered),
+        "recorded_seconds": mean(recorded_seconds(r) for r in answered),
     }
     if base and base != variant and of(records, base):
         out.update(against(records, variant, base))

@@ -110,8 +110,9 @@ REPLAN_BELOW = (0.5, 0.55, 0.6, 0.65, 0.7, 1.0)
 #: The confirmation in one run: S and Self-Ask on all of dev 101-217 (``--skip 100``), with the code of stop 60 (every
 #: step and fix above in both, nothing tuned on these questions), each question run with both graphs together.
 CLEAN = "confirm-clean-qwen1.5b-cpu"
-#: The confirmation of ``replan_below`` (its threshold fixed on dev 1-100) in one run: Self-Ask and S with it, dev 101-217.
-REPLAN_CONFIRM, S_REPLAN = "confirm-replan-qwen1.5b-cpu", "sunar+replan_below=0.55"
+#: ``replan_below`` as the cpu profile sets it (fixed on dev 1-100); its confirmation in one run: Self-Ask and S with it, dev 101-217.
+REPLAN_AT = 0.55
+REPLAN_CONFIRM, S_REPLAN = "confirm-replan-qwen1.5b-cpu", f"sunar+replan_below={REPLAN_AT}"
 #: ... replayed from a copy of its LLM cache with the calibration shipped for the switch (``sunar`` is the cpu profile's S, with it).
 REPLAN_CALIBRATED = "confirm-replan-calibrated-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
@@ -353,7 +354,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         """Dev 1-100 with ``replan_below=0.55`` composed from S's answers without it and the planned chain's run (:func:`composed`), beside
         the headline's Self-Ask, named as the confirmation's run names them."""
         dev = dict(today_split())["dev 1-100"]
-        answers = composed(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), 0.55, S_REPLAN)[0]
+        answers = composed(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), REPLAN_AT, S_REPLAN)[0]
         return [*({**r, "variant": "self_ask"} for r in of(dev, DEMOS_LOOPS)), *answers]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
@@ -376,10 +377,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
-        (f"S before `replan_below` against Self-Ask, as the headline read them: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, CLEAN)}",
-         lambda: headline_table([("dev 101-217, the confirmation in one run", run(CLEAN), DEMOS_LOOPS, S_UNFIT),
-                                 ("dev 1-217: the same two (dev 1-100 from the development runs)", [*dict(today_split())["dev 1-100"], *run(CLEAN)], DEMOS_LOOPS, S_UNFIT, False)],
-                                names=("Self-Ask", "S"))),
         (f"The confirmation in one run: S and Self-Ask on dev 101-217, each question with both graphs together: {where(CLEAN)}",
          lambda: answers_table(run(CLEAN), [DEMOS_LOOPS, S_UNFIT], base=DEMOS_LOOPS)),
         (f"Where the wrong answers were lost, the confirmation in one run: {where(CLEAN)}",
@@ -471,7 +468,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: replan_acted_table([("dev 101-217, the confirmation in one run", run(REPLAN_CONFIRM))], S_REPLAN)),
         (f"Its time, with and without the confidence step: {where(REPLAN_CONFIRM)}",
          lambda: time_without_table(run(REPLAN_CONFIRM), "self_ask", S_REPLAN, "confidence", "its samples, taken because no calibration is fitted for it")),
-        (f"Where S with `replan_below=0.55` spends its time on the confirmation: {where(REPLAN_CONFIRM)}", lambda: node_table(run(REPLAN_CONFIRM), S_REPLAN)),
         (f"The confirmation of `replan_below=0.55` replayed with its calibration: {where(REPLAN_CALIBRATED)}",
          lambda: answers_table(run(REPLAN_CALIBRATED), ["self_ask", "sunar"], base="self_ask")),
         # Baselines
