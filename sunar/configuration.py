@@ -41,7 +41,7 @@ CPU_PROFILE: dict[str, Any] = {
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_sentences", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "one_answer", "end_loops", "rewrite_repeats", "repeat_samples",
-    "past_bridge", "branch_support", "page_form", "bridge_to_last", "replan_below",
+    "past_bridge", "branch_support", "page_form", "bridge_to_last", "replan_below", "replan_avoid",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 #: How a switch measured and not kept (benchmarks/RESULTS.md), kept for ablation in no profile, begins its description.
@@ -214,6 +214,9 @@ class Configuration(Settings):
     replan_below: float = Field(0.0, ge=0.0, le=1.0, description="With hop_support: when the final answer's weakest link (chain_support: "
         "the judge's P(yes) that its hops' pages state their answers and that it answers the question) is below this, the question is "
         "decomposed again, planned at once (decomposition=plan), and the answer with the stronger weakest link is kept (the first on a tie). 0: off.")
+    replan_avoid: bool = Field(False, description="With replan_below: the planned chain does not give the first answer's weakest link again "
+        "(its final answer where the judge doubts that most, else its least supported hop's answer): a planned hop that gives it reads its "
+        "pages again with it ruled out and takes what else they name; the weakest links then choose between the two answers as before.")
     end_loops: bool = Field(False, description="Self-Ask ends when its follow-up goes round the last answer: it asks only who or "
         "what that answer is, or asks of it the previous step's relation again ('the spouse of Selena', then 'the spouse of "
         "Chris Pérez') while the question names that relation once. The last answer is then the final one.")

@@ -90,6 +90,7 @@ class Hop(TypedDict):
     escalated: NotRequired[str]  # with hop_support=escalate: the doubted answer escalate_llm read the hop again for
     read_carefully: NotRequired[str]  # with hop_support=careful: the answer the hop was read again for (kept or replaced)
     sentence: NotRequired[str]  # ... and, when replaced, the pages' sentence the careful reading copied
+    avoided: NotRequired[str]  # with replan_avoid: the first answer's weakest link, which this planned hop gave and read again without
 
 
 class Chain(TypedDict):

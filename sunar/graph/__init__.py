@@ -84,7 +84,7 @@ class Variant:
 
 #: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into; the
 #: judge of each hop's support and of the final answer, and what a doubted answer does), and MER.
-ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "hop_sentences", "branch_width", "max_chains", "requery", "hop_support", "escalate_llm", "unfit_answer", "replan_below"})
+ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "hop_sentences", "branch_width", "max_chains", "requery", "hop_support", "escalate_llm", "unfit_answer", "replan_below", "replan_avoid"})
 MER_FIELDS = frozenset({"grounded_final", "whole_answers", "final_not_bridge"})
 
 

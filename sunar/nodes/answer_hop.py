@@ -36,6 +36,7 @@ from sunar.nar import stop_reason, top
 from sunar.prompts.answer import SCHEMA, UNKNOWN, answer_from, answer_messages, echoes_example, read_answer, short_call
 from sunar.prompts.spans import grounded_schema
 from sunar.prompts.support import LABELS, p_yes, support_messages
+from sunar.replan import avoided
 from sunar.resources import resources
 from sunar.sentences import cut_to_sentences, in_other_orders
 from sunar.signals import known
@@ -156,6 +157,9 @@ def make_answer_hop(sampling: bool = True) -> Any:
                 hop["requery"] = state.get("requery", "")
             hop, update, branched = branch_off(hop, state, read, cfg, res)
             notes += branched
+        if sampling and cfg.replan_avoid:  # the planned chain, after a weak first answer (sunar.replan)
+            hop, avoiding = avoided(hop, state, read, call, res, config)
+            notes += avoiding
         if sampling:  # judged where the graph has ASU; re-read, if at all, under the greedy reading's call
             hop = supported(hop, read, found, cfg, res, call, config, first=not state.get("hops"))
             notes += support_notes(hop)
