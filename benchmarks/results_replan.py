@@ -134,3 +134,24 @@ def time_without_table(records: Records, base: str, variant: str, node: str, why
     b = mean_of(base)
     rows = [(f"`{base}`", b), (f"`{variant}`", mean_of(variant)), (f"`{variant}` without `{node}` ({why})", mean_of(variant, node))]
     return table(["graph", "recorded s / question", f"vs `{base}`"], [[label, f"{s:.1f}", f"{s / b:.2f}x"] for label, s in rows])
+
+
+#: How answer_hop's notes say a planned hop gave the first answer's weakest link again (:func:`sunar.replan.avoided`).
+AVOIDED, NAMED = "is the first answer's weakest link: read again without it", "read again without it, they name "
+
+
+def avoid_table(rows: Sequence[tuple[str, Records, str]]) -> str:
+    """What ``replan_avoid`` did: per row (label, a run's records, the variant), the answers, those where the
+    planned chain was asked, where a planned hop gave the first answer's weakest link again, where its pages,
+    read again without it, named another answer, and where the planned chain's answer was taken."""
+    body = []
+    for label, records, variant in rows:
+        answers = of(records, variant)
+
+        def noting(text: str) -> int:
+            return sum(any(text in note for note in r.get("notes") or []) for r in answers)  # noqa: B023 (used at once)
+
+        taken = sum(bool((s := settled(r)) and s[2]) for r in answers)
+        body.append([label, len(answers), noting(ASKED), noting(AVOIDED), noting(NAMED), taken])
+    return table(["run", "answers", "planned chain asked", "a planned hop gave the first answer's weakest link",
+                  "its pages named another answer", "the planned chain's answer taken"], body)

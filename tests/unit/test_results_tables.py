@@ -436,6 +436,22 @@ def test_replan_acted_table_reads_the_checks_own_notes_and_scores_each_first_ans
     assert rows[2] == "| all | 5 | 4 | 1 | 2 | 1 / 0 | 1 / 1 |"
 
 
+def test_avoid_table_counts_where_a_planned_hop_gave_the_weak_link_again_and_what_its_pages_named_then():
+    from benchmarks.results_replan import avoid_table
+    from sunar.replan import replanned
+
+    asked = replanned({}, {"answer": "Rome", "judged": {"chain_support": 0.2}}, 0.55)
+    took = replanned({"replanned": "planning", "first_try": asked["first_try"]}, {"answer": "Oslo", "judged": {"chain_support": 0.8}}, 0.55)
+    kept = replanned({"replanned": "planning", "first_try": asked["first_try"]}, {"answer": "Rome", "judged": {"chain_support": 0.1}}, 0.55)
+    named = "the planned chain's answer 'Rome' to 'q' is the first answer's weakest link: read again without it, they name 'Oslo'"
+    stands = "the planned chain's answer 'Rome' to 'q' is the first answer's weakest link: read again without it, its pages name nothing else, so it stands"
+    records = [{"id": "a", "variant": "s", "notes": [*asked["notes"], named, *took["notes"]]},
+               {"id": "b", "variant": "s", "notes": [*asked["notes"], stands, *kept["notes"]]},
+               {"id": "c", "variant": "s", "notes": [*asked["notes"], *kept["notes"]]}, {"id": "d", "variant": "s", "notes": []},
+               {"id": "a", "variant": "other", "notes": [*asked["notes"], named]}]
+    assert avoid_table([("run", records, "s")]).splitlines()[2] == "| run | 4 | 3 | 2 | 1 | 1 |"
+
+
 def test_time_without_table_takes_one_nodes_wall_seconds_off_the_recorded_time():
     from benchmarks.results_replan import time_without_table
 
