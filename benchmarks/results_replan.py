@@ -101,13 +101,13 @@ def settled(record: dict[str, Any]) -> tuple[str, str, bool] | None:
     return None
 
 
-def replan_acted_table(rows: Sequence[tuple[str, Records]], variant: str) -> str:
-    """What ``replan_below`` did where it ran: per row (label, a run's records), the answers of
-    ``variant``, those where the planned chain was asked and settled, those where it gave the first
+def replan_acted_table(rows: Sequence[tuple[str, Records, str]]) -> str:
+    """What ``replan_below`` did where it ran: per row (label, a run's records, the variant), the answers
+    of the variant, those where the planned chain was asked and settled, those where it gave the first
     answer again, those where its answer was taken, and the taken answers right / wrong where the
     first answer was not (cover-EM, then EM), each first answer scored against the same gold answers."""
     body = []
-    for label, records in rows:
+    for label, records, variant in rows:
         answers = of(records, variant)
         asked = [r for r in answers if any(ASKED in note for note in r.get("notes") or [])]
         done = [(r, s) for r in asked if (s := settled(r))]

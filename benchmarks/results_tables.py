@@ -40,7 +40,14 @@ from benchmarks.results_render import (
     stages_table,
     time_table,
 )
-from benchmarks.results_replan import composed, replan_acted_table, replan_table, second_chain_table, time_without_table
+from benchmarks.results_replan import (
+    avoid_table,
+    composed,
+    replan_acted_table,
+    replan_table,
+    second_chain_table,
+    time_without_table,
+)
 from benchmarks.results_runs import Records, of, paired, read_records, run_date, variants_of
 from benchmarks.results_stored import (
     first_stage_table,
@@ -115,6 +122,9 @@ REPLAN_AT = 0.55
 REPLAN_CONFIRM, S_REPLAN = "confirm-replan-qwen1.5b-cpu", f"sunar+replan_below={REPLAN_AT}"
 #: ... replayed from a copy of its LLM cache with the calibration shipped for the switch (``sunar`` is the cpu profile's S, with it).
 REPLAN_CALIBRATED = "confirm-replan-calibrated-qwen1.5b-cpu"
+#: The cpu profile's S (with ``replan_below``) on dev 1-100 as one graph run; and with ``replan_avoid`` (measured, not kept),
+#: replayed from a copy of its LLM cache.
+PROFILE_DEV, AVOID_DEV, S_AVOID = "dev100-profile-qwen1.5b-cpu", "dev100-avoid-qwen1.5b-cpu", "sunar+replan_avoid=true"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -456,6 +466,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The same, dev 71-100, with the calibration shipped for `hop_support=cut`, from a copy of that run's LLM cache: {where(CUT_CALIBRATED)}",
          lambda: answers_table(run(CUT_CALIBRATED), ["sunar", S_CUT], base="sunar")),
         # Tried and not kept
+        (f"The planned chain kept off the first answer's weakest link (`replan_avoid`), dev 1-100, each a whole-graph run: {where(PROFILE_DEV, AVOID_DEV)}",
+         lambda: answers_table([*run(PROFILE_DEV), *run(AVOID_DEV)], ["sunar", S_AVOID], base="sunar")),
+        (f"What the planned chain did in those two runs: {where(PROFILE_DEV, AVOID_DEV)}",
+         lambda: replan_acted_table([("dev 1-100, the `cpu` profile's S", run(PROFILE_DEV), "sunar"), ("dev 1-100, with `replan_avoid`", run(AVOID_DEV), S_AVOID)])),
+        (f"Where `replan_avoid` acted, dev 1-100: {where(AVOID_DEV)}", lambda: avoid_table([("dev 1-100, with `replan_avoid`", run(AVOID_DEV), S_AVOID)])),
         (f"S's doubted or uncertain first hops, dev 1-100, the best-judged span of their pages taken where it beats the hop's answer (replayed): {span_judge[1]}",
          lambda: span_judge_table(span_judge[0])),
         (f"A planned chain (`decomposition=plan`) beside S's own, and who chooses between them, dev 1-100 and the confirmation: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, CONFIRM, CLEAN)}",
@@ -465,7 +480,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"The confirmation of `replan_below=0.55` in one run: Self-Ask and S with it on dev 101-217, each question with both graphs together: {where(REPLAN_CONFIRM)}",
          lambda: answers_table(run(REPLAN_CONFIRM), ["self_ask", S_REPLAN], base="self_ask")),
         (f"What `replan_below=0.55` did on the confirmation, each first answer scored as the planned one: {where(REPLAN_CONFIRM)}",
-         lambda: replan_acted_table([("dev 101-217, the confirmation in one run", run(REPLAN_CONFIRM))], S_REPLAN)),
+         lambda: replan_acted_table([("dev 101-217, the confirmation in one run", run(REPLAN_CONFIRM), S_REPLAN)])),
         (f"Its time, with and without the confidence step: {where(REPLAN_CONFIRM)}",
          lambda: time_without_table(run(REPLAN_CONFIRM), "self_ask", S_REPLAN, "confidence", "its samples, taken because no calibration is fitted for it")),
         (f"The confirmation of `replan_below=0.55` replayed with its calibration: {where(REPLAN_CALIBRATED)}",

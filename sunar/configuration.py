@@ -214,7 +214,7 @@ class Configuration(Settings):
     replan_below: float = Field(0.0, ge=0.0, le=1.0, description="With hop_support: when the final answer's weakest link (chain_support: "
         "the judge's P(yes) that its hops' pages state their answers and that it answers the question) is below this, the question is "
         "decomposed again, planned at once (decomposition=plan), and the answer with the stronger weakest link is kept (the first on a tie). 0: off.")
-    replan_avoid: bool = Field(False, description="With replan_below: the planned chain does not give the first answer's weakest link again "
+    replan_avoid: bool = Field(False, description=f"{NOT_KEPT_MARK}With replan_below: the planned chain does not give the first answer's weakest link again "
         "(its final answer where the judge doubts that most, else its least supported hop's answer): a planned hop that gives it reads its "
         "pages again with it ruled out and takes what else they name; the weakest links then choose between the two answers as before.")
     end_loops: bool = Field(False, description="Self-Ask ends when its follow-up goes round the last answer: it asks only who or "

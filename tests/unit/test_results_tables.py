@@ -432,7 +432,7 @@ def test_replan_acted_table_reads_the_checks_own_notes_and_scores_each_first_ans
         {"id": "other", "variant": "sa", "gold": ["Riga"], "answer": "Riga", "notes": []},
     ]
     assert settled(records[0]) == ("Rome", "Oslo", True) and settled(records[4]) is None
-    rows = replan_acted_table([("all", records)], "s").splitlines()
+    rows = replan_acted_table([("all", records, "s")]).splitlines()
     assert rows[2] == "| all | 5 | 4 | 1 | 2 | 1 / 0 | 1 / 1 |"
 
 
