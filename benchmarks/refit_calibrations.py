@@ -6,7 +6,8 @@ questions it can act on, from a copy of the run's LLM cache. So today's dev 1-10
 development run's, with each fix's rerun in place of the answers it changed, as the headline reads
 them (:func:`benchmarks.results_tables.with_fixes`). This fits each calibration on those, with the
 signals it was shipped with, and writes it over the shipped file; the runs it names are the ones
-its answers came from. Nothing of the confirmation (dev 101-217) is read.
+its answers came from. The cpu profile's S, run whole on dev 1-100 with today's code, is fitted on
+that run's answers. Nothing of the confirmation (dev 101-217) is read.
 
     PYTHONPATH=. python -m benchmarks.refit_calibrations            # writes sunar/data/calibration/
     PYTHONPATH=. python -m benchmarks.refit_calibrations --check    # fails if a shipped file differs (beyond 1e-9)
@@ -22,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import results_tables as T
-from benchmarks.results_replan import composed
 from benchmarks.results_runs import of
 from sunar.evals.calibrate import calibration_of
 
@@ -34,9 +34,8 @@ FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
     ("self_ask-embedded-qwen2.5-1.5b.json", T.DEMOS_LOOPS, (T.ACTS, T.ACTS2), ("whole_chain",), False),
     ("sunar-cut-embedded-qwen2.5-1.5b.json", T.S_CUT, (T.CUT_DEV100,), ("chain_support",), True),
 )
-#: ``replan_below``'s shipped file (at ``benchmarks.results_tables.REPLAN_AT``): its dev 1-100 answers are the cpu
-#: profile's S's above (its first answers), with the planned chain's (``PLAN_FIXED``) where the switch takes them
-#: (:func:`benchmarks.results_replan.composed`), so it is fitted on the answers S with the switch gives there.
+#: The cpu profile's S (with ``replan_below`` at ``benchmarks.results_tables.REPLAN_AT``): its shipped file is fitted
+#: on S's answers in the headline's dev 1-100 run of today's code (``PAIR_DEV``), on the weakest link alone as above.
 REPLAN_FILE = "sunar-replan-embedded-qwen2.5-1.5b.json"
 ALPHA, DELTA = 0.3, 0.1
 
@@ -52,11 +51,9 @@ def refit() -> dict[str, dict[str, Any]]:
         # a rerun's question file is the part of the development run's that its fix can act on
         settings = [first, *({**s, "questions": first["questions"]} for s in rest)]
         fitted[file] = calibration_of(answers, settings, names, variant, ALPHA, DELTA, signals=signals, only=only)
-        if variant == T.S_UNFIT:  # the cpu profile's S before replan_below: its answers are the switch's first ones
-            replanned = f"{variant}+replan_below={T.REPLAN_AT}"
-            taken = composed(answers, of(run(T.PLAN_FIXED), T.S_PLAN_FIXED), T.REPLAN_AT, replanned)[0]
-            planned = {**json.loads((T.RESULTS / T.PLAN_FIXED / "run.json").read_text()), "questions": first["questions"]}
-            fitted[REPLAN_FILE] = calibration_of(taken, [*settings, planned], [*names, T.PLAN_FIXED], replanned, ALPHA, DELTA, signals=signals, only=only)
+    pair = json.loads((T.RESULTS / T.PAIR_DEV / "run.json").read_text())
+    fitted[REPLAN_FILE] = calibration_of(of(run(T.PAIR_DEV), "sunar"), [pair], [T.PAIR_DEV], f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}", ALPHA, DELTA,
+                                         signals=("chain_support",), only=True)
     return fitted
 
 

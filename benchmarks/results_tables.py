@@ -42,7 +42,6 @@ from benchmarks.results_render import (
 )
 from benchmarks.results_replan import (
     avoid_table,
-    composed,
     replan_acted_table,
     replan_table,
     second_chain_table,
@@ -125,6 +124,8 @@ REPLAN_CALIBRATED = "confirm-replan-calibrated-qwen1.5b-cpu"
 #: The cpu profile's S (with ``replan_below``) on dev 1-100 as one graph run; and with ``replan_avoid`` (measured, not kept),
 #: replayed from a copy of its LLM cache.
 PROFILE_DEV, AVOID_DEV, S_AVOID = "dev100-profile-qwen1.5b-cpu", "dev100-avoid-qwen1.5b-cpu", "sunar+replan_avoid=true"
+#: Self-Ask and the cpu profile's S on dev 1-100 in one run, S replayed from a copy of PROFILE_DEV's LLM cache: the headline's dev 1-100.
+PAIR_DEV = "dev100-pair-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -361,11 +362,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                   FEATURES)
 
     def replan_dev() -> Records:
-        """Dev 1-100 with ``replan_below=0.55`` composed from S's answers without it and the planned chain's run (:func:`composed`), beside
-        the headline's Self-Ask, named as the confirmation's run names them."""
-        dev = dict(today_split())["dev 1-100"]
-        answers = composed(of(dev, S_UNFIT), of(run(PLAN_FIXED), S_PLAN_FIXED), REPLAN_AT, S_REPLAN)[0]
-        return [*({**r, "variant": "self_ask"} for r in of(dev, DEMOS_LOOPS)), *answers]
+        """Dev 1-100 in one run of Self-Ask and the cpu profile's S, S named as the confirmation's run names it."""
+        return [{**r, "variant": S_REPLAN} if r["variant"] == "sunar" else r for r in run(PAIR_DEV)]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
@@ -380,10 +378,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, REPLAN_CONFIRM)}",
+        (f"{HEADLINE}: {where(DEV100, PAIR_DEV, REPLAN_CONFIRM)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
-                                 ("dev 101-217, the confirmation: S as the `cpu` profile runs it, against Self-Ask, in one run", run(REPLAN_CONFIRM), "self_ask", S_REPLAN),
-                                 ("dev 1-217: the same two (dev 1-100 from the development runs, S's composed with the planned chain's)", [*replan_dev(), *run(REPLAN_CONFIRM)], "self_ask", S_REPLAN, False)])),
+                                 ("dev 1-100: S as the `cpu` profile runs it, against Self-Ask, in one run", run(PAIR_DEV), "self_ask", "sunar"),
+                                 ("dev 101-217, the confirmation: the same two, with the design fixed, in one run", run(REPLAN_CONFIRM), "self_ask", S_REPLAN),
+                                 ("dev 1-217: the two runs together", [*replan_dev(), *run(REPLAN_CONFIRM)], "self_ask", S_REPLAN, False)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
