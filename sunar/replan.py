@@ -13,7 +13,10 @@ turn, the answer with the stronger weakest link is kept, the first on a tie. The
 With ``replan_avoid``, the planned chain leaves the first chain's path where it was weakest: a planned hop
 that gives the first answer's weakest link again (:func:`doubted`) reads its pages again with it ruled
 out (:func:`avoided`). Planning again alone often comes back to it (on the confirmation, the planned chain
-gave the first answer again on 17 of 29), and the weakest links choose well between two different answers.
+gave the first answer again on 17 of 29). Measured and not kept: on dev 1-100 the planned chain then left
+the first path (7 repeats of 25 became 2), but what the pages name once the likeliest answer is ruled out
+was mostly wrong, and the weakest links did not take the two right ones it found (benchmarks/RESULTS.md,
+*Tried and not kept*).
 """
 
 from __future__ import annotations
