@@ -504,6 +504,9 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
         (f"The probability shown, S where a doubted answer acts and Self-Ask, fitted on dev 1-100 before the later fixes and on today's answers, scored on today's confirmation answers: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
          lambda: calibrated_table(refit_columns(run))),
+        (f"The probability shown by S as the `cpu` profile runs it (with `replan_below`), fitted on dev 1-100 in one run (shipped), scored on the confirmation: {where(PAIR_DEV, REPLAN_CONFIRM)}",
+         lambda: calibrated_table([("S: fitted on `dev100-pair` (shipped), scored on the confirmation", of(run(PAIR_DEV), "sunar"), of(run(REPLAN_CONFIRM), S_REPLAN),
+                                    {"features": ["chain_support"]})])),
         (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
                                    for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
