@@ -88,6 +88,11 @@ def replan_table(own: Records, planned: Records, base: Records, below: Sequence[
 
 #: How the check's notes settle a second decomposition (:func:`sunar.replan.replanned`).
 ASKED = "is decomposed again, planned at once"
+
+
+def noted(record: dict[str, Any], text: str) -> bool:
+    """Whether one of a record's notes says ``text``."""
+    return any(text in note for note in record.get("notes") or [])
 SETTLED = re.compile(r"^(took the planned chain's answer|kept the first answer): (.*) \(weakest link \S+\) against the planned chain's (.*) \(\S+\)$")
 
 
@@ -109,7 +114,7 @@ def replan_acted_table(rows: Sequence[tuple[str, Records, str]]) -> str:
     body = []
     for label, records, variant in rows:
         answers = of(records, variant)
-        asked = [r for r in answers if any(ASKED in note for note in r.get("notes") or [])]
+        asked = [r for r in answers if noted(r, ASKED)]
         done = [(r, s) for r in asked if (s := settled(r))]
         taken = [(r, first) for r, (first, _, took) in done if took]
         cells = []
@@ -147,11 +152,7 @@ def avoid_table(rows: Sequence[tuple[str, Records, str]]) -> str:
     body = []
     for label, records, variant in rows:
         answers = of(records, variant)
-
-        def noting(text: str) -> int:
-            return sum(any(text in note for note in r.get("notes") or []) for r in answers)  # noqa: B023 (used at once)
-
         taken = sum(bool((s := settled(r)) and s[2]) for r in answers)
-        body.append([label, len(answers), noting(ASKED), noting(AVOIDED), noting(NAMED), taken])
+        body.append([label, len(answers), *(sum(noted(r, text) for r in answers) for text in (ASKED, AVOIDED, NAMED)), taken])
     return table(["run", "answers", "planned chain asked", "a planned hop gave the first answer's weakest link",
                   "its pages named another answer", "the planned chain's answer taken"], body)

@@ -302,9 +302,9 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     why = trust.choose("auto", "sunar_r", defaults, corpus, Configuration.as_recorded)[1]
     assert "sunar_r-embedded-qwen2.5-1.5b.json was fitted with other settings: asu_batches=False (fitted with True)" in why
     # S with each hop judged against its pages and its answer against the question; the same where a doubted answer
-    # acts (unfit_answer=both); and where a weak answer is decomposed again (replan_below, the cpu profile's S, its
-    # answers composed with the planned chain's run): each its own calibration, fitted on dev 1-100 on the chain's
-    # weakest link alone; and S with every hop read once more cut short (hop_support=cut)
+    # acts (unfit_answer=both); and where a weak answer is decomposed again (replan_below, the cpu profile's S, fitted
+    # on its whole-graph dev 1-100 run): each its own calibration, fitted on dev 1-100 on the chain's weakest link
+    # alone; and S with every hop read once more cut short (hop_support=cut)
     def settings(c):
         k = c["configuration"]
         return k["hop_support"], k.get("unfit_answer", "keep"), float(k.get("replan_below", 0.0))  # a variant's switch is recorded as written
