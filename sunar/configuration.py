@@ -41,7 +41,7 @@ CPU_PROFILE: dict[str, Any] = {
 SUNAR_ONLY = frozenset({
     "asu_batches", "hop_samples", "hop_reading", "hop_sentences", "hop_support", "escalate_llm", "branch_width", "max_chains", "requery", "grounded_answers", "focus_pages", "grounded_final",
     "whole_answers", "final_not_bridge", "final_vote", "final_from_hop", "unfit_answer", "short_answer", "drop_country", "one_answer", "end_loops", "rewrite_repeats", "repeat_samples",
-    "past_bridge", "branch_support", "page_form", "bridge_to_last", "replan_below", "replan_avoid",
+    "past_bridge", "branch_support", "page_form", "bridge_to_last", "whole_last", "replan_below", "replan_avoid",
     "demonstrations", "demonstration_pool", "keep_per_hop", "chain_check_after", "asu_skip_outranked", "rescoring", "nar_patience",
 })
 #: How a switch measured and not kept (benchmarks/RESULTS.md), kept for ablation in no profile, begins its description.
@@ -184,6 +184,9 @@ class Configuration(Settings):
         "the bridges are no longer among the allowed spans. An answer that is still a bridge, or unknown, keeps the first.")
     bridge_to_last: bool = Field(True, description="A final answer that is a bridge entity of its chain (see final_not_bridge) gives way to "
         "the chain's last hop's answer, when that names something and is no bridge: a rule, no call, in both graphs. Off: as answered.")
+    whole_last: bool = Field(False, description="A final answer that is only the end of the chain's last hop's answer, the place after "
+        "'in' or 'at' (\"Bratislava\" of \"Academy of Performing Arts in Bratislava\") or the year of its full date (\"1934\" of \"2 May "
+        "1934\"), gives way to the hop's whole answer, unless the question asks for a year, city, country or the like: a rule, no call, in both graphs.")
     final_vote: bool = Field(False, description=f"{NOT_KEPT_MARK}The final answer is voted on: MER's answer and each chain's, weighing its "
         "chain's probability (MER's: the chain it read), pooled by bidirectional entailment; MER's stands on a tie.")
     final_from_hop: bool = Field(False, description=f"{NOT_KEPT_MARK}With hop_support, a final answer that disagrees with the last hop's "

@@ -2,13 +2,15 @@
 :mod:`sunar.prompts.shorten`). No call when the switch is off, the answer is unknown, or it holds
 no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then the rules
 (:func:`by_rule`): with ``bridge_to_last``, an answer that is a bridge of its chain gives way to the
-last hop's (:func:`past_the_bridge`); with ``drop_country``, a country the answer ends with is dropped
+last hop's (:func:`past_the_bridge`); with ``whole_last``, an answer that is only the end of the last
+hop's answer gives way to it (:func:`end_of_last`); with ``drop_country``, a country the answer ends with is dropped
 (:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question asks
 for one keeps one of them (:func:`sunar.text.one_of_list`); with ``page_form``, a date or ordinal the
 pages write another way is written theirs (:func:`sunar.text.in_pages_form`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -20,7 +22,7 @@ from sunar.prompts.shorten import shorten_messages, shorten_schema
 from sunar.prompts.spans import parts
 from sunar.resources import resources
 from sunar.signals import known
-from sunar.text import in_pages_form, one_of_list, without_country
+from sunar.text import MONTHS, in_pages_form, one_of_list, without_country
 from sunar.usage import node
 
 
@@ -36,7 +38,8 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 
 def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str, list[str]]:
     """A final answer after the rules switched on: (the answer, the notes that say what each did).
-    ``bridge_to_last`` takes the last hop's answer for a bridge; ``drop_country`` drops the country it
+    ``bridge_to_last`` takes the last hop's answer for a bridge; ``whole_last`` takes it for its own end;
+    ``drop_country`` drops the country it
     ends with; ``one_answer`` cuts a list of names to one, found on its own in the chain's pages or its
     hops' samples; ``page_form`` writes a date or ordinal as the chain's pages do."""
     question, notes = state["question"], []
@@ -45,6 +48,8 @@ def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str
     if cfg.bridge_to_last and (past := past_the_bridge(state.get("hops") or [], answer)) is not None:
         last, step = past
         answer, notes = last, [f"the answer {answer!r} answers the step {step!r} on the way; the last hop's answer was taken"]
+    if cfg.whole_last and (whole := end_of_last(question, state.get("hops") or [], answer)) is not None:
+        answer, notes = whole, [*notes, f"the answer {answer!r} is only the end of the last hop's answer {whole!r}, which was taken"]
     if cfg.drop_country and (place := without_country(question, answer)) != answer:
         answer, notes = place, [*notes, f"the country was dropped from the answer {answer!r}"]
     pages = [*(e for h in state.get("hops") or [] for e in h.get("evidence") or []), *(state.get("evidence") or [])]
@@ -67,6 +72,26 @@ def past_the_bridge(hops: list[dict[str, Any]], answer: str) -> tuple[str, str] 
         return None
     last = str(hops[-1]["answer"])
     return (last, bridge[1]) if known(last) and bridge_in(last, found) is None else None
+
+
+_BEFORE_A_PLACE = re.compile(r"\s(?:in|at)\s+$", re.IGNORECASE)
+_FULL_DATE = re.compile(rf"(?:\d{{1,2}} (?:{MONTHS})|(?:{MONTHS}) \d{{1,2}}),? \d{{3,4}}", re.IGNORECASE)
+_ASKS_FOR_PART = re.compile(r"\b(?:years?|decade|century|city|town|village|country|nation|state|province|region|county)\b", re.IGNORECASE)
+
+
+def end_of_last(question: str, hops: list[dict[str, Any]], answer: str) -> str | None:
+    """The last hop's answer where ``answer`` is only its end: the place after "in" or "at" ("Bratislava"
+    of "Academy of Performing Arts in Bratislava") or the year of its full date ("1934" of "2 May 1934"),
+    and the question asks for no year, city, country or the like (what that end would answer); else None."""
+    last = str(hops[-1]["answer"]).strip() if hops else ""
+    said = answer.strip()
+    if not known(last) or not said or len(said) >= len(last) or not last.casefold().endswith(said.casefold()) or _ASKS_FOR_PART.search(question):
+        return None
+    head = last[: len(last) - len(said)]
+    if head[-1].isalnum():  # the answer begins inside a word of the hop's
+        return None
+    year_of_date = said.isdigit() and _FULL_DATE.fullmatch(last) is not None
+    return last if year_of_date or _BEFORE_A_PLACE.search(head) else None
 
 
 def cut(question: str, answer: str, cfg: Configuration, config: RunnableConfig) -> dict[str, Any]:

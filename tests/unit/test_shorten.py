@@ -284,3 +284,54 @@ def test_both_graphs_take_the_last_hops_answer_for_a_bridge(variant):
     assert note in out["notes"]
     steps = list(build_graph(variant).stream({"question": QUESTION}, {"configurable": cfg}, stream_mode="updates"))
     assert describe_step("shorten", next(u["shorten"] for u in steps if "shorten" in u), {}) == f"answer now Missoula: {note}"
+
+
+@pytest.mark.parametrize(
+    ("question", "last", "answer", "expected"),
+    [
+        ("Where did Martin Šulík graduate from?", "Academy of Performing Arts in Bratislava", "Bratislava", "Academy of Performing Arts in Bratislava"),
+        ("Where did he study?", "University of Texas at Austin", "austin", "University of Texas at Austin"),
+        ("What is the date of death of the composer of Limehouse Blues?", "2 May 1934", "1934", "2 May 1934"),
+        ("When did he die?", "May 2, 1934", "1934", "May 2, 1934"),
+        ("In what year did he die?", "2 May 1934", "1934", None),  # the question asks for the end
+        ("In which city did he study?", "Academy of Performing Arts in Bratislava", "Bratislava", None),
+        ("Where was he born?", "Alexandria, Egypt", "Alexandria", None),  # the head kept: not an end
+        ("Where was he born?", "Palos Verdes Estates, California", "California", None),  # a region after a comma
+        ("Who was her husband?", "Wonjong of Goryeo", "Goryeo", None),  # "of": no place after it
+        ("When did he die?", "May 1934", "1934", None),  # no full date
+        ("Where was he born?", "Munich", "nich", None),  # inside a word
+        ("Where was he born?", "unknown", "known", None),
+        ("Where did he study?", "Academy in Bratislava", "Academy in Bratislava", None),  # the same answer
+    ],
+)
+def test_an_answer_that_is_only_the_end_of_the_last_hops_gives_way_to_it(question, last, answer, expected):
+    from sunar.nodes.shorten import end_of_last
+
+    assert end_of_last(question, [{"question": "Who directed it?", "answer": "Martin Šulík"}, {"question": "Where?", "answer": last}], answer) == expected
+    assert end_of_last(question, [], answer) is None
+
+
+def test_whole_last_is_a_rule_with_no_call_and_a_note_before_the_country_is_dropped():
+    from sunar.configuration import Configuration
+    from sunar.nodes.shorten import by_rule
+
+    state = {"question": "Where did the director of Everything I Like graduate from?",
+             "hops": [{"question": "Who directed Everything I Like?", "answer": "Martin Šulík"},
+                      {"question": "Where did Martin Šulík graduate from?", "answer": "Academy of Performing Arts in Bratislava, Slovakia"}]}
+    assert by_rule(state, "Bratislava, Slovakia", Configuration(drop_country=False)) == ("Bratislava, Slovakia", [])  # off by default
+    note = "the answer 'Bratislava, Slovakia' is only the end of the last hop's answer 'Academy of Performing Arts in Bratislava, Slovakia', which was taken"
+    assert by_rule(state, "Bratislava, Slovakia", Configuration(whole_last=True, drop_country=True)) == (
+        "Academy of Performing Arts in Bratislava", [note, "the country was dropped from the answer 'Academy of Performing Arts in Bratislava, Slovakia'"])
+    llm = script({})
+    res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
+    update = shorten({**state, "answer": "Bratislava, Slovakia"}, {"configurable": {"resources": res, "whole_last": True}})
+    assert update["answer"] == "Academy of Performing Arts in Bratislava, Slovakia" and update["notes"] == [note] and not llm.calls
+
+
+@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
+def test_both_graphs_take_the_last_hops_whole_answer_for_its_end(variant):
+    cfg = graph_config("1946", last="January 20, 1946")  # the last hop read the full date; MER and Self-Ask gave its year
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "1946"
+    out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "whole_last": True}})
+    assert out["answer"] == "January 20, 1946"
+    assert "the answer '1946' is only the end of the last hop's answer 'January 20, 1946', which was taken" in out["notes"]
