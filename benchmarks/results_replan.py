@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmarks.results_render import table, versus
-from benchmarks.results_runs import Records, of, recorded_seconds, scores
+from benchmarks.results_runs import Records, noted, of, recorded_seconds, scores
 from sunar.evals.metrics import cover_em, exact_match, paired_comparison
 from sunar.trust import oriented
 
@@ -88,11 +88,6 @@ def replan_table(own: Records, planned: Records, base: Records, below: Sequence[
 
 #: How the check's notes settle a second decomposition (:func:`sunar.replan.replanned`).
 ASKED = "is decomposed again, planned at once"
-
-
-def noted(record: dict[str, Any], text: str) -> bool:
-    """Whether one of a record's notes says ``text``."""
-    return any(text in note for note in record.get("notes") or [])
 SETTLED = re.compile(r"^(took the planned chain's answer|kept the first answer): (.*) \(weakest link \S+\) against the planned chain's (.*) \(\S+\)$")
 
 

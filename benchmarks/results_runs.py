@@ -90,6 +90,11 @@ def of(records: Records, variant: str) -> Records:
     return [r for r in records if r["variant"] == variant]
 
 
+def noted(record: dict[str, Any], text: str) -> bool:
+    """Whether one of a record's notes says ``text``."""
+    return any(text in note for note in record.get("notes") or [])
+
+
 def paired(records: Records, *variants: str) -> Records:
     """The records of ``variants`` for the questions every one of them answered (a run stopped
     part-way may hold one variant's answer to its last question without the other's)."""

@@ -54,7 +54,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results_runs import Records, of, read_records
+from benchmarks.results_runs import Records, noted, of, read_records
 from sunar.configuration import Configuration
 from sunar.hop_support import escalating
 from sunar.nodes.answer_hop import weighed
@@ -95,7 +95,7 @@ def past_bridge_can_act(record: dict[str, Any]) -> bool:
 def repeat_samples_can_act(record: dict[str, Any]) -> bool:
     """Whether ``repeat_samples`` could have changed this record (made without it): a step of one of
     its chains repeated a follow-up."""
-    return any("repeated a follow-up" in note for note in record.get("notes") or [])
+    return noted(record, "repeated a follow-up")
 
 
 def _words_share(title: str, question: str) -> float:
@@ -166,7 +166,7 @@ def final_vote_can_act(record: dict[str, Any]) -> bool:
     if len(chains) < 2 or chosen is None:
         return False
     read = chains[chosen]
-    checked = any("the judge doubted" in note for note in record.get("notes") or [])
+    checked = noted(record, "the judge doubted")
     return checked or normalize_answer(record["answer"]) != normalize_answer(read["answer"]) or read["weight"] <= 1 / 3
 
 

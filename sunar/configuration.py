@@ -184,9 +184,9 @@ class Configuration(Settings):
         "the bridges are no longer among the allowed spans. An answer that is still a bridge, or unknown, keeps the first.")
     bridge_to_last: bool = Field(True, description="A final answer that is a bridge entity of its chain (see final_not_bridge) gives way to "
         "the chain's last hop's answer, when that names something and is no bridge: a rule, no call, in both graphs. Off: as answered.")
-    whole_last: bool = Field(False, description="A final answer that is only the end of the chain's last hop's answer, the place after "
+    whole_last: bool = Field(True, description="A final answer that is only the end of the chain's last hop's answer, the place after "
         "'in' or 'at' (\"Bratislava\" of \"Academy of Performing Arts in Bratislava\") or the year of its full date (\"1934\" of \"2 May "
-        "1934\"), gives way to the hop's whole answer, unless the question asks for a year, city, country or the like: a rule, no call, in both graphs.")
+        "1934\"), gives way to the hop's whole answer, unless the question asks for a year, city, country or the like: a rule, no call, in both graphs. Off: as answered.")
     final_vote: bool = Field(False, description=f"{NOT_KEPT_MARK}The final answer is voted on: MER's answer and each chain's, weighing its "
         "chain's probability (MER's: the chain it read), pooled by bidirectional entailment; MER's stands on a tie.")
     final_from_hop: bool = Field(False, description=f"{NOT_KEPT_MARK}With hop_support, a final answer that disagrees with the last hop's "

@@ -318,20 +318,20 @@ def test_whole_last_is_a_rule_with_no_call_and_a_note_before_the_country_is_drop
     state = {"question": "Where did the director of Everything I Like graduate from?",
              "hops": [{"question": "Who directed Everything I Like?", "answer": "Martin Šulík"},
                       {"question": "Where did Martin Šulík graduate from?", "answer": "Academy of Performing Arts in Bratislava, Slovakia"}]}
-    assert by_rule(state, "Bratislava, Slovakia", Configuration(drop_country=False)) == ("Bratislava, Slovakia", [])  # off by default
+    assert by_rule(state, "Bratislava, Slovakia", Configuration(whole_last=False, drop_country=False)) == ("Bratislava, Slovakia", [])
     note = "the answer 'Bratislava, Slovakia' is only the end of the last hop's answer 'Academy of Performing Arts in Bratislava, Slovakia', which was taken"
-    assert by_rule(state, "Bratislava, Slovakia", Configuration(whole_last=True, drop_country=True)) == (
+    assert by_rule(state, "Bratislava, Slovakia", Configuration(drop_country=True)) == (  # on by default
         "Academy of Performing Arts in Bratislava", [note, "the country was dropped from the answer 'Academy of Performing Arts in Bratislava, Slovakia'"])
     llm = script({})
     res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
-    update = shorten({**state, "answer": "Bratislava, Slovakia"}, {"configurable": {"resources": res, "whole_last": True}})
+    update = shorten({**state, "answer": "Bratislava, Slovakia"}, {"configurable": {"resources": res, "drop_country": False}})
     assert update["answer"] == "Academy of Performing Arts in Bratislava, Slovakia" and update["notes"] == [note] and not llm.calls
 
 
 @pytest.mark.parametrize("variant", ["sunar", "self_ask"])
 def test_both_graphs_take_the_last_hops_whole_answer_for_its_end(variant):
     cfg = graph_config("1946", last="January 20, 1946")  # the last hop read the full date; MER and Self-Ask gave its year
-    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "1946"
-    out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "whole_last": True}})
+    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "whole_last": False}})["answer"] == "1946"
+    out = build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})  # on by default
     assert out["answer"] == "January 20, 1946"
     assert "the answer '1946' is only the end of the last hop's answer 'January 20, 1946', which was taken" in out["notes"]
