@@ -35,7 +35,7 @@ FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
     ("sunar-cut-embedded-qwen2.5-1.5b.json", T.S_CUT, (T.CUT_DEV100,), ("chain_support",), True),
 )
 #: The cpu profile's S (with ``replan_below`` at ``benchmarks.results_tables.REPLAN_AT``): its shipped file is fitted
-#: on S's answers in the headline's dev 1-100 run of today's code (``PAIR_DEV``), on the weakest link alone as above.
+#: on S's answers in the headline's dev 1-100 run of today's code (``TODAY_DEV``), on the weakest link alone as above.
 REPLAN_FILE = "sunar-replan-embedded-qwen2.5-1.5b.json"
 ALPHA, DELTA = 0.3, 0.1
 
@@ -51,8 +51,8 @@ def refit() -> dict[str, dict[str, Any]]:
         # a rerun's question file is the part of the development run's that its fix can act on
         settings = [first, *({**s, "questions": first["questions"]} for s in rest)]
         fitted[file] = calibration_of(answers, settings, names, variant, ALPHA, DELTA, signals=signals, only=only)
-    pair = json.loads((T.RESULTS / T.PAIR_DEV / "run.json").read_text())
-    fitted[REPLAN_FILE] = calibration_of(of(run(T.PAIR_DEV), "sunar"), [pair], [T.PAIR_DEV], f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}", ALPHA, DELTA,
+    today = json.loads((T.RESULTS / T.TODAY_DEV / "run.json").read_text())
+    fitted[REPLAN_FILE] = calibration_of(of(run(T.TODAY_DEV), "sunar"), [today], [T.TODAY_DEV], f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}", ALPHA, DELTA,
                                          signals=("chain_support",), only=True)
     return fitted
 

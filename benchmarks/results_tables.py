@@ -30,6 +30,7 @@ from benchmarks.results_confidence import (
     trigger_table,
 )
 from benchmarks.results_render import (
+    Comparison,
     answers_table,
     branching_table,
     ceiling_table,
@@ -124,8 +125,16 @@ REPLAN_CALIBRATED = "confirm-replan-calibrated-qwen1.5b-cpu"
 #: The cpu profile's S (with ``replan_below``) on dev 1-100 as one graph run; and with ``replan_avoid`` (measured, not kept),
 #: replayed from a copy of its LLM cache.
 PROFILE_DEV, AVOID_DEV, S_AVOID = "dev100-profile-qwen1.5b-cpu", "dev100-avoid-qwen1.5b-cpu", "sunar+replan_avoid=true"
-#: Self-Ask and the cpu profile's S on dev 1-100 in one run, S replayed from a copy of PROFILE_DEV's LLM cache: the headline's dev 1-100.
+#: Self-Ask and the cpu profile's S on dev 1-100 in one run, S replayed from a copy of PROFILE_DEV's LLM cache.
 PAIR_DEV = "dev100-pair-qwen1.5b-cpu"
+#: The whole last answer (``whole_last``, on by default: a final answer that is only the end of the last hop's answer gives
+#: way to it): both graphs with and without it on dev 1-100 in one run, replayed from a copy of PAIR_DEV's LLM cache; then,
+#: on by default, the confirmation in one run, replayed from a copy of REPLAN_CONFIRM's (which ran before the rule).
+WHOLE_DEV, SA_WHOLE, S_WHOLE_LAST = "dev100-whole-last-qwen1.5b-cpu", "self_ask+whole_last=true", "sunar+whole_last=true"
+WHOLE_CONFIRM = "confirm-whole-last-qwen1.5b-cpu"
+#: Self-Ask and the cpu profile's S, both as today's code runs them, on dev 1-100 in one run (replayed from a copy of
+#: WHOLE_DEV's LLM cache): the headline's dev 1-100, and what the shipped calibration of S is fitted on.
+TODAY_DEV = "dev100-today-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -361,9 +370,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                    ("the confirmation: S without `replan_below`, the planned chain without the later fixes", of(run(CLEAN), S_UNFIT), of(run(CONFIRM), S_PLAN))],
                                   FEATURES)
 
-    def replan_dev() -> Records:
-        """Dev 1-100 in one run of Self-Ask and the cpu profile's S, S named as the confirmation's run names it."""
-        return [{**r, "variant": S_REPLAN} if r["variant"] == "sunar" else r for r in run(PAIR_DEV)]
+    def whole_last_rows() -> list[Comparison]:
+        """Each graph without ``whole_last`` and with it: dev 1-100 in one run, the confirmation before it and after it."""
+        before = [{**r, "variant": f"{'sunar' if r['variant'] == S_REPLAN else r['variant']}@before"} for r in run(REPLAN_CONFIRM)]
+        return [*((f"dev 1-100: {graph}", run(WHOLE_DEV), v, f"{v}+whole_last=true", False) for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar"))),
+                *((f"the confirmation: {graph}", [*before, *run(WHOLE_CONFIRM)], f"{v}@before", v, False) for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar")))]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
@@ -378,11 +389,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, PAIR_DEV, REPLAN_CONFIRM)}",
+        (f"{HEADLINE}: {where(DEV100, TODAY_DEV, WHOLE_CONFIRM)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
-                                 ("dev 1-100: S as the `cpu` profile runs it, against Self-Ask, in one run", run(PAIR_DEV), "self_ask", "sunar"),
-                                 ("dev 101-217, the confirmation: the same two, with the design fixed, in one run", run(REPLAN_CONFIRM), "self_ask", S_REPLAN),
-                                 ("dev 1-217: the two runs together", [*replan_dev(), *run(REPLAN_CONFIRM)], "self_ask", S_REPLAN, False)])),
+                                 ("dev 1-100: S as the `cpu` profile runs it, against Self-Ask, in one run", run(TODAY_DEV), "self_ask", "sunar"),
+                                 ("dev 101-217, the confirmation: the same two, with the design fixed, in one run", run(WHOLE_CONFIRM), "self_ask", "sunar"),
+                                 ("dev 1-217: the two runs together", [*run(TODAY_DEV), *run(WHOLE_CONFIRM)], "self_ask", "sunar", False)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
@@ -405,6 +416,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
            lambda pairs=pairs, names=names: split_fixes_table(pairs, run, dev_ids(run), names))
           for rule, pairs, names in (("The list rule", ONE_ANSWER, ("before", "with the rule")), ("The date form", PAGE_FORM, ("before", "with it")),
                                      ("The bridge rule", BRIDGE_TO_LAST, ("before", "with it")))),
+        (f"The whole last answer (`whole_last`), both graphs without it and with it, dev 1-100 in one run and the confirmation before and after it: {where(WHOLE_DEV, REPLAN_CONFIRM, WHOLE_CONFIRM)}",
+         lambda: headline_table(whole_last_rows(), names=("without", "with it"))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
          lambda: focus_table(focused[0])),
         (f"A hop's last gold step read from its gold page among distractors, with and without worked readings of similar steps, dev 1-100: {demos[1]}",
@@ -504,8 +517,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
         (f"The probability shown, S where a doubted answer acts and Self-Ask, fitted on dev 1-100 before the later fixes and on today's answers, scored on today's confirmation answers: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
          lambda: calibrated_table(refit_columns(run))),
-        (f"The probability shown by S as the `cpu` profile runs it (with `replan_below`), fitted on dev 1-100 in one run (shipped), scored on the confirmation: {where(PAIR_DEV, REPLAN_CONFIRM)}",
-         lambda: calibrated_table([("S: fitted on `dev100-pair` (shipped), scored on the confirmation", of(run(PAIR_DEV), "sunar"), of(run(REPLAN_CONFIRM), S_REPLAN),
+        (f"The probability shown by S as the `cpu` profile runs it, fitted on dev 1-100 in one run (shipped), scored on the confirmation: {where(TODAY_DEV, WHOLE_CONFIRM)}",
+         lambda: calibrated_table([("S: fitted on `dev100-today` (shipped), scored on the confirmation", of(run(TODAY_DEV), "sunar"), of(run(WHOLE_CONFIRM), "sunar"),
                                     {"features": ["chain_support"]})])),
         (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
