@@ -312,7 +312,7 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     by = {settings(c): c for c in judged}
     hops, unfit, replan, cut = by["judge", "keep", 0.0], by["judge", "both", 0.0], by["judge", "both", 0.55], by["cut", "both", 0.0]
     for calibration, runs in ((hops, ["dev100-chain-support-qwen1.5b-cpu"]), (unfit, ["dev100-unfit-qwen1.5b-cpu", *reruns]),
-                              (replan, ["dev100-pair-qwen1.5b-cpu"]), (cut, ["dev100-cut-qwen1.5b-cpu"])):
+                              (replan, ["dev100-today-qwen1.5b-cpu"]), (cut, ["dev100-cut-qwen1.5b-cpu"])):
         assert trust.graph_of(calibration) == "sunar" and calibration["fitted_on"] == 100 and calibration["features"] == ["chain_support"]
         assert calibration["runs"] == runs
     assert len(by) == len(judged) == 4
