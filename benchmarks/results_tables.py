@@ -125,12 +125,11 @@ REPLAN_CALIBRATED = "confirm-replan-calibrated-qwen1.5b-cpu"
 #: The cpu profile's S (with ``replan_below``) on dev 1-100 as one graph run; and with ``replan_avoid`` (measured, not kept),
 #: replayed from a copy of its LLM cache.
 PROFILE_DEV, AVOID_DEV, S_AVOID = "dev100-profile-qwen1.5b-cpu", "dev100-avoid-qwen1.5b-cpu", "sunar+replan_avoid=true"
-#: Self-Ask and the cpu profile's S on dev 1-100 in one run, S replayed from a copy of PROFILE_DEV's LLM cache.
-PAIR_DEV = "dev100-pair-qwen1.5b-cpu"
 #: The whole last answer (``whole_last``, on by default: a final answer that is only the end of the last hop's answer gives
-#: way to it): both graphs with and without it on dev 1-100 in one run, replayed from a copy of PAIR_DEV's LLM cache; then,
-#: on by default, the confirmation in one run, replayed from a copy of REPLAN_CONFIRM's (which ran before the rule).
-WHOLE_DEV, SA_WHOLE, S_WHOLE_LAST = "dev100-whole-last-qwen1.5b-cpu", "self_ask+whole_last=true", "sunar+whole_last=true"
+#: way to it): both graphs with and without it on dev 1-100 in one run, replayed from a copy of the LLM cache of
+#: ``dev100-pair`` (Self-Ask and the cpu profile's S in one run, S replayed from PROFILE_DEV's; the answers without it are
+#: its own); then, on by default, the confirmation in one run, replayed from a copy of REPLAN_CONFIRM's (which ran before it).
+WHOLE_DEV = "dev100-whole-last-qwen1.5b-cpu"
 WHOLE_CONFIRM = "confirm-whole-last-qwen1.5b-cpu"
 #: Self-Ask and the cpu profile's S, both as today's code runs them, on dev 1-100 in one run (replayed from a copy of
 #: WHOLE_DEV's LLM cache): the headline's dev 1-100, and what the shipped calibration of S is fitted on.
