@@ -2,11 +2,11 @@
 :mod:`sunar.prompts.shorten`). No call when the switch is off, the answer is unknown, or it holds
 no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then the rules
 (:func:`by_rule`): with ``bridge_to_last``, an answer that is a bridge of its chain gives way to the
-last hop's (:func:`past_the_bridge`); with ``whole_last``, an answer that is only the end of the last
-hop's answer gives way to it (:func:`end_of_last`); with ``drop_country``, a country the answer ends with is dropped
-(:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question asks
-for one keeps one of them (:func:`sunar.text.one_of_list`); with ``page_form``, a date or ordinal the
-pages write another way is written theirs (:func:`sunar.text.in_pages_form`)."""
+last hop's (:func:`past_the_bridge`); with ``whole_last``, so does an answer that is only the end of
+the last hop's (:func:`end_of_last`); with ``drop_country``, a country the answer ends with is
+dropped (:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question
+asks for one keeps one of them (:func:`sunar.text.one_of_list`); with ``page_form``, a date or
+ordinal the pages write another way is written theirs (:func:`sunar.text.in_pages_form`)."""
 
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
 def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str, list[str]]:
     """A final answer after the rules switched on: (the answer, the notes that say what each did).
     ``bridge_to_last`` takes the last hop's answer for a bridge; ``whole_last`` takes it for its own end;
-    ``drop_country`` drops the country it
-    ends with; ``one_answer`` cuts a list of names to one, found on its own in the chain's pages or its
-    hops' samples; ``page_form`` writes a date or ordinal as the chain's pages do."""
+    ``drop_country`` drops the country it ends with; ``one_answer`` cuts a list of names to one, found
+    on its own in the chain's pages or its hops' samples; ``page_form`` writes a date or ordinal as the
+    chain's pages do."""
     question, notes = state["question"], []
     if not known(answer):
         return answer, notes
