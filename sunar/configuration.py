@@ -143,10 +143,10 @@ class Configuration(Settings):
         "from: sampled from its prompt; read greedily from each of the top documents it reads (its named pages with focus_pages) alone; "
         "or read greedily from all its top documents (named or not) cut to their hop_sentences sentences most relevant to the sub-question, in other orders "
         "(reversed, rotated by two, as ranked). Answers that disagree branch.")
-    hop_sentences: int = Field(6, ge=1, le=50, description=f"{NOT_KEPT_MARK}With hop_reading=sentences or hop_support=cut: the sentences of a hop's pages its other readings keep.")
+    hop_sentences: int = Field(6, ge=1, le=50, description=f"{NOT_KEPT_MARK}With hop_reading=sentences or hop_support=cut(_uncertain): the sentences of a hop's pages its other readings keep.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
-    hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain", "careful", "spans", "spans_first", "cut"] = Field("off", description="Whether the pages a hop "
+    hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain", "careful", "spans", "spans_first", "cut", "cut_uncertain"] = Field("off", description="Whether the pages a hop "
         "read state its answer: 'judge' asks the LLM yes or no and keeps P(yes) with the hop, then asks whether the final answer "
         "answers the whole question given the steps (signals of trust); 'reread' also reads a hop again, once, when the judge says "
         "no, with that answer ruled out, and keeps the better-supported one; 'retrieve' then retrieves it again, once: NAR over its first "
@@ -154,7 +154,7 @@ class Configuration(Settings):
         "escalate_llm read the hop's pages and judge both answers, and keeps the one it finds better supported; 'escalate_uncertain' "
         "escalates also a hop whose answers fall into more than one semantic set; 'careful' has the same LLM copy the pages' sentence "
         "that answers such hops: taken if on the pages, about the question, holding it; 'spans' has the judge rate every span of such "
-        "a hop's pages as its answer, the best taken if better supported; 'spans_first' only for a chain's first hop; 'cut' reads every hop again from all its pages cut to their hop_sentences most relevant sentences, reversed, taken if judged better supported.")
+        "a hop's pages as its answer, the best taken if better supported; 'spans_first' only for a chain's first hop; 'cut' reads every hop again from all its pages cut to their hop_sentences most relevant sentences, reversed, taken if judged better supported; 'cut_uncertain' so reads only the hops 'escalate_uncertain' would escalate.")
     max_chains: int = Field(3, ge=1, le=10, description="Most chains one question may follow (the budget of branching).")
     branch_support: bool = Field(False, description=f"{NOT_KEPT_MARK}With hop_support, the candidates an uncertain hop branches into are "
         "judged against its pages: each chain weighs its share times P(yes), and the best-weighted is followed.")

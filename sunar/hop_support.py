@@ -13,7 +13,8 @@ the same LLM, which copies the pages' sentence that answers before the answer (:
 and takes the best-rated one when it is better supported (:func:`judge_spans`): checking is easier than
 finding for a small model; ``spans_first``, for a chain's first hop only, the bridge the rest stands
 on. ``cut`` reads every hop once more with the same LLM, from all its pages cut short and reversed, and
-takes that answer when the judge finds it better supported (:func:`read_cut`). Only ``judge`` is in a
+takes that answer when the judge finds it better supported (:func:`read_cut`); ``cut_uncertain`` reads so
+only the hops ``escalate_uncertain`` would escalate, those the judge doubts or whose answers split. Only ``judge`` is in a
 profile (``cpu``); ``escalate`` is for a user who has a larger model beside a small one; the other second
 readings were measured and not kept (``benchmarks/RESULTS.md``, *Tried and not kept*), and stay for ablation.
 
@@ -45,7 +46,7 @@ def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, c
         return hop
     judged = hop["support"] if "support" in hop else p_yes(res.llm.judge(support_messages(hop["question"], hop["answer"], read), LABELS))
     hop = {**hop, "support": judged}
-    if cfg.hop_support == "cut":
+    if cfg.hop_support == "cut" or cfg.hop_support == "cut_uncertain" and escalating(hop, judged, cfg):
         return read_cut(hop, read, found, cfg, res, config)
     if cfg.hop_support.startswith("escalate") and escalating(hop, judged, cfg):
         return escalated(hop, read, res.larger("hop_support"), call, config)
@@ -63,10 +64,10 @@ def supported(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, c
 
 def escalating(hop: Hop, judged: float | None, cfg: Configuration) -> bool:
     """Whether the larger model (or, with ``careful``, the careful reading; with ``spans``, the judge of
-    its pages' spans) reads the hop again: its judge doubts it (P(yes) < 0.5), or, with
-    ``escalate_uncertain``, ``careful``, ``spans`` or ``spans_first``, its answers fall into more than
-    one semantic set naming something."""
-    split = cfg.hop_support in ("escalate_uncertain", "careful", "spans", "spans_first") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
+    its pages' spans; with ``cut_uncertain``, its pages cut short) reads the hop again: its judge doubts it
+    (P(yes) < 0.5), or, with ``escalate_uncertain``, ``careful``, ``spans``, ``spans_first`` or
+    ``cut_uncertain``, its answers fall into more than one semantic set naming something."""
+    split = cfg.hop_support in ("escalate_uncertain", "careful", "spans", "spans_first", "cut_uncertain") and len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1
     return split or (judged is not None and judged < 0.5)
 
 

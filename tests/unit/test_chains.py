@@ -733,6 +733,26 @@ def test_a_hop_read_again_cut_short_and_reversed_takes_that_answer_when_it_is_be
     assert plain["hops"][0]["answer"] == "Mel Brooks" and "cut_read" not in plain["hops"][0] and not llm.judge_calls
 
 
+def test_cut_uncertain_reads_again_cut_short_only_the_hops_the_judge_doubts_or_whose_answers_split():
+    from sunar.hop_support import escalating
+
+    verdicts = {"Who directed Ronnie Rocket? = David Lynch", "Where was David Lynch born? = Missoula"}
+    out, llm = cut_run(verdicts, hop_support="cut_uncertain")
+    hop1, hop2 = out["hops"]  # Mel Brooks doubted: read again cut short, David Lynch taken; Missoula believed: not read again
+    assert (hop1["answer"], hop1["unsupported"], hop1["cut_read"]) == ("David Lynch", "Mel Brooks", "David Lynch") and out["answer"] == "Missoula"
+    assert hop2["answer"] == "Missoula" and "cut_read" not in hop2
+    assert len([p for p in llm.calls if p.endswith("Question: Where was David Lynch born?")]) == 1  # one reading, where cut reads it twice
+    believed, _ = cut_run({"Who directed Ronnie Rocket? = Mel Brooks"}, hop_support="cut_uncertain")
+    assert believed["hops"][0]["answer"] == "Mel Brooks" and "cut_read" not in believed["hops"][0]
+    every, _ = cut_run({"Who directed Ronnie Rocket? = Mel Brooks"})  # cut reads a believed hop again all the same
+    assert every["hops"][0]["cut_read"] == "David Lynch" and every["hops"][0]["answer"] == "Mel Brooks"
+    # answers that split count, as for escalate_uncertain; a split into "unknown" does not
+    split = {"answer": "Mel Brooks", "candidates": [{"answer": "Mel Brooks", "share": 0.75}, {"answer": "David Lynch", "share": 0.25}]}
+    cfg = Configuration(hop_support="cut_uncertain")
+    assert escalating(split, 0.9, cfg) and not escalating({**split, "candidates": split["candidates"][:1]}, 0.9, cfg)
+    assert not escalating({**split, "candidates": [split["candidates"][0], {"answer": "unknown", "share": 0.25}]}, 0.9, cfg)
+
+
 def test_a_doubted_hop_takes_the_span_of_its_pages_the_judge_finds_better_supported():
     out, llm = cut_run({"Who directed Ronnie Rocket? = David Lynch", "Where was David Lynch born? = Missoula"}, hop_support="spans")
     hop1 = out["hops"][0]  # Mel Brooks read, judged no; of the pages' spans David Lynch is judged yes
