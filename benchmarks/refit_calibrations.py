@@ -37,6 +37,8 @@ FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
 #: The cpu profile's S (with ``replan_below`` at ``benchmarks.results_tables.REPLAN_AT``): its shipped file is fitted
 #: on S's answers in the headline's dev 1-100 run of today's code (``TODAY_DEV``), on the weakest link alone as above.
 REPLAN_FILE = "sunar-replan-embedded-qwen2.5-1.5b.json"
+#: ... and since with ``hop_support=cut_uncertain``: fitted on that variant's answers in the headline's dev 1-100 run.
+PROFILE_FILE = "sunar-cut-uncertain-embedded-qwen2.5-1.5b.json"
 ALPHA, DELTA = 0.3, 0.1
 
 
@@ -54,6 +56,9 @@ def refit() -> dict[str, dict[str, Any]]:
     today = json.loads((T.RESULTS / T.TODAY_DEV / "run.json").read_text())
     fitted[REPLAN_FILE] = calibration_of(of(run(T.TODAY_DEV), "sunar"), [today], [T.TODAY_DEV], f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}", ALPHA, DELTA,
                                          signals=("chain_support",), only=True)
+    profile = json.loads((T.RESULTS / T.CUT_UNCERTAIN_CALIBRATED / "run.json").read_text())
+    fitted[PROFILE_FILE] = calibration_of(of(run(T.CUT_UNCERTAIN_CALIBRATED), T.S_CUT_UNCERTAIN), [profile], [T.CUT_UNCERTAIN_CALIBRATED], T.S_CUT_UNCERTAIN,
+                                          ALPHA, DELTA, signals=("chain_support",), only=True)
     return fitted
 
 

@@ -134,6 +134,12 @@ WHOLE_CONFIRM = "confirm-whole-last-qwen1.5b-cpu"
 #: Self-Ask and the cpu profile's S, both as today's code runs them, on dev 1-100 in one run (replayed from a copy of
 #: WHOLE_DEV's LLM cache): the headline's dev 1-100, and what the shipped calibration of S is fitted on.
 TODAY_DEV = "dev100-today-qwen1.5b-cpu"
+#: The cut reading for the hops the judge doubts or whose answers split (``hop_support=cut_uncertain``, since in the cpu
+#: profile): Self-Ask, S and S with it on dev 1-100 in one run, from a copy of TODAY_DEV's LLM cache (and of CUT_DEV100's
+#: and CUT_CALIBRATED's); then replayed from a copy of its cache with a calibration fitted on it, which samples nothing at
+#: S's confidence step: the headline's dev 1-100 (S with it is the cpu profile's S), and what the shipped file is fitted on.
+CUT_UNCERTAIN_DEV, CUT_UNCERTAIN_CALIBRATED = "dev100-cut-uncertain-qwen1.5b-cpu", "dev100-cut-uncertain-calibrated-qwen1.5b-cpu"
+S_CUT_UNCERTAIN = "sunar+hop_support=cut_uncertain"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.

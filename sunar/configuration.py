@@ -31,7 +31,7 @@ CPU_PROFILE: dict[str, Any] = {
     # decomposition Self-Ask shares, then SUNAR's own (the hop's samples act instead of re-weighting
     # each batch, which changed 1 answer of 100 at 2.7x Self-Ask's time).
     "demonstrations": 2, "drop_country": True, "focus_pages": True, "end_loops": True,
-    "asu_batches": False, "hop_samples": 3, "branch_width": 2, "grounded_final": True, "hop_support": "judge", "unfit_answer": "both",
+    "asu_batches": False, "hop_samples": 3, "branch_width": 2, "grounded_final": True, "hop_support": "cut_uncertain", "unfit_answer": "both",
     "replan_below": 0.55,
 }
 
@@ -143,7 +143,7 @@ class Configuration(Settings):
         "from: sampled from its prompt; read greedily from each of the top documents it reads (its named pages with focus_pages) alone; "
         "or read greedily from all its top documents (named or not) cut to their hop_sentences sentences most relevant to the sub-question, in other orders "
         "(reversed, rotated by two, as ranked). Answers that disagree branch.")
-    hop_sentences: int = Field(6, ge=1, le=50, description=f"{NOT_KEPT_MARK}With hop_reading=sentences or hop_support=cut(_uncertain): the sentences of a hop's pages its other readings keep.")
+    hop_sentences: int = Field(6, ge=1, le=50, description="With hop_reading=sentences or hop_support=cut(_uncertain): the sentences of a hop's pages its other readings keep.")
     branch_width: int = Field(1, ge=1, le=5, description="An uncertain hop (its answers fall into more than one semantic set) "
         "keeps up to this many candidate answers, each as a chain of its own with its own follow-ups and retrieval. 1: one chain.")
     hop_support: Literal["off", "judge", "reread", "retrieve", "escalate", "escalate_uncertain", "careful", "spans", "spans_first", "cut", "cut_uncertain"] = Field("off", description="Whether the pages a hop "

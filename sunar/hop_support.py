@@ -14,9 +14,9 @@ and takes the best-rated one when it is better supported (:func:`judge_spans`): 
 finding for a small model; ``spans_first``, for a chain's first hop only, the bridge the rest stands
 on. ``cut`` reads every hop once more with the same LLM, from all its pages cut short and reversed, and
 takes that answer when the judge finds it better supported (:func:`read_cut`); ``cut_uncertain`` reads so
-only the hops ``escalate_uncertain`` would escalate, those the judge doubts or whose answers split. Only ``judge`` is in a
-profile (``cpu``); ``escalate`` is for a user who has a larger model beside a small one; the other second
-readings were measured and not kept (``benchmarks/RESULTS.md``, *Tried and not kept*), and stay for ablation.
+only the hops ``escalate_uncertain`` would escalate, those the judge doubts or whose answers split: the
+``cpu`` profile's, as SUNAR's uncertainty acting on a hop at a small cost. ``escalate`` is for a user who has
+a larger model beside a small one; the other second readings were measured and not kept (``benchmarks/RESULTS.md``, *Tried and not kept*), and stay for ablation.
 
 :func:`support_notes` says what a second reading changed, for ``--stream`` and the trace."""
 
