@@ -140,6 +140,8 @@ TODAY_DEV = "dev100-today-qwen1.5b-cpu"
 #: S's confidence step: the headline's dev 1-100 (S with it is the cpu profile's S), and what the shipped file is fitted on.
 CUT_UNCERTAIN_DEV, CUT_UNCERTAIN_CALIBRATED = "dev100-cut-uncertain-qwen1.5b-cpu", "dev100-cut-uncertain-calibrated-qwen1.5b-cpu"
 S_CUT_UNCERTAIN = "sunar+hop_support=cut_uncertain"
+#: ... and, in the cpu profile, the confirmation in one run: Self-Ask and S, from a copy of WHOLE_CONFIRM's LLM cache.
+CUT_CONFIRM = "confirm-cut-uncertain-qwen1.5b-cpu"
 #: Escalation (``hop_support=escalate``): the 0.5B model with and without the 1.5B reading its doubted hops, beside
 #: Self-Ask on the 0.5B, dev 1-20 in one run; then also its doubted final answers (``unfit_answer=escalate``),
 #: the first three replayed from the first run's LLM cache.
@@ -381,6 +383,14 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         return [*((f"dev 1-100: {graph}", run(WHOLE_DEV), v, f"{v}+whole_last=true", False) for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar"))),
                 *((f"the confirmation: {graph}", [*before, *run(WHOLE_CONFIRM)], f"{v}@before", v, False) for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar")))]
 
+    def cut_uncertain_rows() -> list[Comparison]:
+        """S without ``hop_support=cut_uncertain`` and with it on dev 1-100 in one run (as first run, and replayed with the
+        calibration fitted on it); each graph on the confirmation before it (WHOLE_CONFIRM) and after it, in the cpu profile."""
+        before = [{**r, "variant": f"{r['variant']}@before"} for r in run(WHOLE_CONFIRM)]
+        return [("dev 1-100: S, as first run (its confidence step sampled: no calibration matched the switch)", run(CUT_UNCERTAIN_DEV), "sunar", S_CUT_UNCERTAIN),
+                ("dev 1-100: S, replayed with the calibration fitted on that run", run(CUT_UNCERTAIN_CALIBRATED), "sunar", S_CUT_UNCERTAIN),
+                *((f"the confirmation: {graph}", [*before, *run(CUT_CONFIRM)], f"{v}@before", v, False) for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar")))]
+
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
@@ -394,11 +404,13 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
     out: list[tuple[str, Callable[[], str | None]]] = [
-        (f"{HEADLINE}: {where(DEV100, TODAY_DEV, WHOLE_CONFIRM)}",
+        (f"{HEADLINE}: {where(DEV100, CUT_UNCERTAIN_CALIBRATED, CUT_CONFIRM)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
-                                 ("dev 1-100: S as the `cpu` profile runs it, against Self-Ask, in one run", run(TODAY_DEV), "self_ask", "sunar"),
-                                 ("dev 101-217, the confirmation: the same two, with the design fixed, in one run", run(WHOLE_CONFIRM), "self_ask", "sunar"),
-                                 ("dev 1-217: the two runs together", [*run(TODAY_DEV), *run(WHOLE_CONFIRM)], "self_ask", "sunar", False)])),
+                                 ("dev 1-100: S as the `cpu` profile runs it, against Self-Ask, in one run", run(CUT_UNCERTAIN_CALIBRATED), "self_ask", S_CUT_UNCERTAIN),
+                                 ("dev 101-217, the confirmation: the same two, with the design fixed, in one run", run(CUT_CONFIRM), "self_ask", "sunar"),
+                                 ("dev 1-217: the two runs together", [*of(run(CUT_UNCERTAIN_CALIBRATED), "self_ask"),
+                                                                       *({**r, "variant": "sunar"} for r in of(run(CUT_UNCERTAIN_CALIBRATED), S_CUT_UNCERTAIN)),
+                                                                       *run(CUT_CONFIRM)], "self_ask", "sunar", False)])),
         # Answer quality
         (f"SUNAR variants and Self-Ask, dev 1-100: {where(DEV100)}", lambda: answers_table(run(DEV100), SUNAR4)),
         (f"Held-out questions, dev 101-200: {where(DEV200)}", lambda: answers_table(run(DEV200), base=None)),
@@ -423,6 +435,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                      ("The bridge rule", BRIDGE_TO_LAST, ("before", "with it")))),
         (f"The whole last answer (`whole_last`), both graphs without it and with it, dev 1-100 in one run and the confirmation before and after it: {where(WHOLE_DEV, REPLAN_CONFIRM, WHOLE_CONFIRM)}",
          lambda: headline_table(whole_last_rows(), names=("without", "with it"))),
+        (f"A doubted hop read once more cut short (`hop_support=cut_uncertain`), without it and with it, dev 1-100 in one run and the confirmation before and after it: {where(CUT_UNCERTAIN_DEV, CUT_UNCERTAIN_CALIBRATED, WHOLE_CONFIRM, CUT_CONFIRM)}",
+         lambda: headline_table(cut_uncertain_rows(), names=("without", "with it"))),
         (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
          lambda: focus_table(focused[0])),
         (f"A hop's last gold step read from its gold page among distractors, with and without worked readings of similar steps, dev 1-100: {demos[1]}",
@@ -522,9 +536,11 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("the confirmation", of(run(CHAIN_CONFIRM), S_JUDGE))])),
         (f"The probability shown, S where a doubted answer acts and Self-Ask, fitted on dev 1-100 before the later fixes and on today's answers, scored on today's confirmation answers: {where(ACTS, ACTS2, CONFIRM, UNFIT_DEV, UNFIT_CONFIRM, *fixed_runs)}",
          lambda: calibrated_table(refit_columns(run))),
-        (f"The probability shown by S as the `cpu` profile runs it, fitted on dev 1-100 in one run (shipped), scored on the confirmation: {where(TODAY_DEV, WHOLE_CONFIRM)}",
-         lambda: calibrated_table([("S: fitted on `dev100-today` (shipped), scored on the confirmation", of(run(TODAY_DEV), "sunar"), of(run(WHOLE_CONFIRM), "sunar"),
-                                    {"features": ["chain_support"]})])),
+        (f"The probability shown by S as the `cpu` profile runs it, fitted on dev 1-100 in one run (shipped), scored on the confirmation: {where(TODAY_DEV, WHOLE_CONFIRM, CUT_UNCERTAIN_CALIBRATED, CUT_CONFIRM)}",
+         lambda: calibrated_table([("S before `cut_uncertain`: fitted on `dev100-today` (shipped for `hop_support=judge`), scored on the confirmation",
+                                    of(run(TODAY_DEV), "sunar"), of(run(WHOLE_CONFIRM), "sunar"), {"features": ["chain_support"]}),
+                                   ("S: fitted on `dev100-cut-uncertain-calibrated` (shipped), scored on the confirmation",
+                                    of(run(CUT_UNCERTAIN_CALIBRATED), S_CUT_UNCERTAIN), of(run(CUT_CONFIRM), "sunar"), {"features": ["chain_support"]})])),
         (f"A chain that ended on its bridge, fitted on dev 1-100, scored on dev 101-217: {where(ACTS, ACTS2, CONFIRM)}",
          lambda: calibrated_table([(f"{name}: {label}", [*of(run(ACTS), v), *of(run(ACTS2), v)], of(run(CONFIRM), v), {"features": features})
                                    for name, v in (("S", S_LOOPS), ("Self-Ask", DEMOS_LOOPS))
