@@ -198,6 +198,17 @@ def test_a_hop_judged_and_read_once_more_cut_short_and_reversed(demo_index, monk
 
 
 @pytest.mark.slow
+def test_cut_uncertain_reads_a_hop_once_more_only_when_its_judge_doubts_it(demo_index, monkeypatch):
+    """``hop_support=cut_uncertain`` (the cpu profile's) on the real model, with no samples to split: the hop is read
+    once more, cut short, exactly when the judge's P(yes) for its first answer is below 0.5."""
+    hop, _, llm_calls = director_hop_cut(demo_index, monkeypatch, hop_samples=0, hop_support="cut_uncertain")
+    read_again = "cut_read" in hop
+    doubted = "unsupported" in hop or hop["support"] is not None and hop["support"] < 0.5  # a cut answer taken replaced a doubted one
+    assert read_again == doubted and len(llm_calls) == 1 + read_again, (hop, len(llm_calls))
+    assert "David Lynch" in hop["answer"], hop
+
+
+@pytest.mark.slow
 def test_a_final_answer_of_the_wrong_kind_is_doubted_and_its_chain_of_one_hop_goes_on(demo_index):
     """The check on the real model: a year for where the director was born, after one hop that found him, is
     doubted and the chain goes on about him; the place after two hops stands. (Shown one step, this model takes
