@@ -34,10 +34,12 @@ FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
     ("self_ask-embedded-qwen2.5-1.5b.json", T.DEMOS_LOOPS, (T.ACTS, T.ACTS2), ("whole_chain",), False),
     ("sunar-cut-embedded-qwen2.5-1.5b.json", T.S_CUT, (T.CUT_DEV100,), ("chain_support",), True),
 )
-#: The cpu profile's S (with ``replan_below`` at ``benchmarks.results_tables.REPLAN_AT``): its shipped file is fitted
-#: on S's answers in the headline's dev 1-100 run of today's code (``TODAY_DEV``), on the weakest link alone as above.
+#: S with ``replan_below`` at ``benchmarks.results_tables.REPLAN_AT`` and the judge (the cpu profile's S before
+#: ``cut_uncertain``): its shipped file is fitted on S's answers in its dev 1-100 run (``TODAY_DEV``), on the weakest
+#: link alone as above.
 REPLAN_FILE = "sunar-replan-embedded-qwen2.5-1.5b.json"
-#: ... and since with ``hop_support=cut_uncertain``: fitted on that variant's answers in the headline's dev 1-100 run.
+#: The cpu profile's S, with ``hop_support=cut_uncertain``: fitted alike on that variant's answers in the headline's
+#: dev 1-100 run (``CUT_UNCERTAIN_CALIBRATED``).
 PROFILE_FILE = "sunar-cut-uncertain-embedded-qwen2.5-1.5b.json"
 ALPHA, DELTA = 0.3, 0.1
 

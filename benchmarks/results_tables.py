@@ -131,8 +131,8 @@ PROFILE_DEV, AVOID_DEV, S_AVOID = "dev100-profile-qwen1.5b-cpu", "dev100-avoid-q
 #: its own); then, on by default, the confirmation in one run, replayed from a copy of REPLAN_CONFIRM's (which ran before it).
 WHOLE_DEV = "dev100-whole-last-qwen1.5b-cpu"
 WHOLE_CONFIRM = "confirm-whole-last-qwen1.5b-cpu"
-#: Self-Ask and the cpu profile's S, both as today's code runs them, on dev 1-100 in one run (replayed from a copy of
-#: WHOLE_DEV's LLM cache): the headline's dev 1-100, and what the shipped calibration of S is fitted on.
+#: Self-Ask and the cpu profile's S before ``cut_uncertain``, on dev 1-100 in one run (replayed from a copy of WHOLE_DEV's
+#: LLM cache): the headline's dev 1-100 until then, and what the calibration shipped for that S is fitted on.
 TODAY_DEV = "dev100-today-qwen1.5b-cpu"
 #: The cut reading for the hops the judge doubts or whose answers split (``hop_support=cut_uncertain``, since in the cpu
 #: profile): Self-Ask, S and S with it on dev 1-100 in one run, from a copy of TODAY_DEV's LLM cache (and of CUT_DEV100's
