@@ -60,13 +60,16 @@ def test_models_lists_what_auto_uses():
     shipped = next(line for line in lines if "sunar-embedded-qwen2.5-1.5b.json" in line)  # fitted before the judge: named as such
     assert shipped.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=off, unfit_answer=keep, replan_below=0.0 ")
     assert "(fitted on 100 labelled answers of sunar" in shipped
-    judged = next(line for line in lines if "sunar-hop-support-embedded" in line)
-    assert judged.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, unfit_answer=keep, replan_below=0.0 ")
+    judged = next(line for line in lines if "sunar-hop-support-embedded" in line)  # fitted with the judge alone, before cut_uncertain
+    assert judged.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=judge, unfit_answer=keep, replan_below=0.0 ")
     acting = next(line for line in lines if "sunar-unfit-answer-embedded" in line)
-    assert acting.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, replan_below=0.0 ") and "min_trust=0.50 kept at most 30% wrong there (no guarantee)" in acting
-    replanned = next(line for line in lines if "sunar-replan-embedded" in line)  # the cpu profile's S: no switch to name
-    level = json.loads((SHIPPED / "sunar-replan-embedded-qwen2.5-1.5b.json").read_text())["level"]  # refitted as the runs change
-    assert replanned.lstrip().startswith("sunar with embedded:qwen2.5-1.5b ") and f"min_trust={level:.2f} kept at most 30% wrong there (no guarantee)" in replanned
+    assert acting.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=judge, replan_below=0.0 ")
+    assert "min_trust=0.50 kept at most 30% wrong there (no guarantee)" in acting
+    replanned = next(line for line in lines if "sunar-replan-embedded" in line)
+    assert replanned.lstrip().startswith("sunar with embedded:qwen2.5-1.5b, hop_support=judge ")
+    profile = next(line for line in lines if "sunar-cut-uncertain-embedded" in line)  # the cpu profile's S: no switch to name
+    level = json.loads((SHIPPED / "sunar-cut-uncertain-embedded-qwen2.5-1.5b.json").read_text())["level"]  # refitted as the runs change
+    assert profile.lstrip().startswith("sunar with embedded:qwen2.5-1.5b ") and f"min_trust={level:.2f} kept at most 30% wrong there (no guarantee)" in profile
 
 
 def no_network_prefix() -> list[str] | None:
