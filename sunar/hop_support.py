@@ -16,7 +16,8 @@ on. ``cut`` reads every hop once more with the same LLM, from all its pages cut 
 takes that answer when the judge finds it better supported (:func:`read_cut`); ``cut_uncertain`` reads so
 only the hops ``escalate_uncertain`` would escalate, those the judge doubts or whose answers split: the
 ``cpu`` profile's, as SUNAR's uncertainty acting on a hop at a small cost. ``escalate`` is for a user who has
-a larger model beside a small one; the other second readings were measured and not kept (``benchmarks/RESULTS.md``, *Tried and not kept*), and stay for ablation.
+a larger model beside a small one; the other second readings were measured and not kept
+(``benchmarks/RESULTS.md``, *Tried and not kept*), and stay for ablation.
 
 :func:`support_notes` says what a second reading changed, for ``--stream`` and the trace."""
 
@@ -138,10 +139,11 @@ def judge_spans(hop: Hop, read: list, llm: Any) -> Hop:
 
 
 def read_cut(hop: Hop, read: list, found: list, cfg: Configuration, res: Any, config: RunnableConfig) -> Hop:
-    """``hop_support=cut``: the hop read once more by the same LLM from all its pages, ``found`` (named or
-    not), cut to their ``hop_sentences`` sentences most relevant to the sub-question and reversed. An answer
-    that names something else, of a kind the sub-question asks for (no bare date for a where or who), is judged against the pages the hop read, as the hop's was, and taken when
-    it is better supported (what that would change on S's own hops: ``benchmarks/bench_hop_triggers.py``)."""
+    """``hop_support=cut`` (or ``cut_uncertain``, for a hop :func:`escalating` marks): the hop read once more by the
+    same LLM from all its pages, ``found`` (named or not), cut to their ``hop_sentences`` sentences most relevant
+    to the sub-question and reversed. An answer that names something else, of a kind the sub-question asks for (no
+    bare date for a where or who), is judged against the pages the hop read, as the hop's was, and taken when it
+    is better supported (what that would change on S's own hops: ``benchmarks/bench_hop_triggers.py``)."""
     shortened = cut_to_sentences(hop["question"], found, res.scorer.score, cfg.hop_sentences)
     reply = read_from(in_other_orders(shortened)[0], hop["question"], res.llm, cfg, config)
     other = answer_from(str(reply.content), hop["question"], found)
