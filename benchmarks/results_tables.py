@@ -386,10 +386,10 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
     def cut_uncertain_rows() -> list[Comparison]:
         """S without ``hop_support=cut_uncertain`` and with it on dev 1-100 in one run (as first run, and replayed with the
         calibration fitted on it); each graph on the confirmation before it (WHOLE_CONFIRM) and after it, in the cpu profile."""
-        before = [{**r, "variant": f"{r['variant']}@before"} for r in run(WHOLE_CONFIRM)]
         return [("dev 1-100: S, as first run (its confidence step sampled: no calibration matched the switch)", run(CUT_UNCERTAIN_DEV), "sunar", S_CUT_UNCERTAIN),
                 ("dev 1-100: S, replayed with the calibration fitted on that run", run(CUT_UNCERTAIN_CALIBRATED), "sunar", S_CUT_UNCERTAIN),
-                *((f"the confirmation: {graph}", [*before, *run(CUT_CONFIRM)], f"{v}@before", v, False) for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar")))]
+                *((f"the confirmation: {graph}", before_after(run(WHOLE_CONFIRM), run(CUT_CONFIRM), v), f"{v}@before", v, False)
+                  for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar")))]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
