@@ -55,12 +55,11 @@ def refit() -> dict[str, dict[str, Any]]:
         # a rerun's question file is the part of the development run's that its fix can act on
         settings = [first, *({**s, "questions": first["questions"]} for s in rest)]
         fitted[file] = calibration_of(answers, settings, names, variant, ALPHA, DELTA, signals=signals, only=only)
-    today = json.loads((T.RESULTS / T.TODAY_DEV / "run.json").read_text())
-    fitted[REPLAN_FILE] = calibration_of(of(run(T.TODAY_DEV), "sunar"), [today], [T.TODAY_DEV], f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}", ALPHA, DELTA,
-                                         signals=("chain_support",), only=True)
-    profile = json.loads((T.RESULTS / T.CUT_UNCERTAIN_CALIBRATED / "run.json").read_text())
-    fitted[PROFILE_FILE] = calibration_of(of(run(T.CUT_UNCERTAIN_CALIBRATED), T.S_CUT_UNCERTAIN), [profile], [T.CUT_UNCERTAIN_CALIBRATED], T.S_CUT_UNCERTAIN,
-                                          ALPHA, DELTA, signals=("chain_support",), only=True)
+    # each fitted on one whole-graph run's answers of a variant, recorded as the variant it is shipped for
+    for file, name, variant, shipped_as in ((REPLAN_FILE, T.TODAY_DEV, "sunar", f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}"),
+                                            (PROFILE_FILE, T.CUT_UNCERTAIN_CALIBRATED, T.S_CUT_UNCERTAIN, T.S_CUT_UNCERTAIN)):
+        settings = json.loads((T.RESULTS / name / "run.json").read_text())
+        fitted[file] = calibration_of(of(run(name), variant), [settings], [name], shipped_as, ALPHA, DELTA, signals=("chain_support",), only=True)
     return fitted
 
 
