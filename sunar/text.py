@@ -190,6 +190,11 @@ _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", 
 _ORDINAL = re.compile(rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)|({'|'.join(_ORDINALS)}))\b", re.IGNORECASE)
 
 
+def is_full_date(text: str) -> bool:
+    """Whether ``text`` is a whole date, day first or month first ("2 May 1934", "May 2, 1934")."""
+    return any(re.fullmatch(p.pattern, text.strip(), re.IGNORECASE) for p in (_DAY_FIRST, _MONTH_FIRST))
+
+
 def _other_ways(match: re.Match[str]) -> list[str]:
     """The other usual ways to write a date or an ordinal that one of the patterns above matched."""
     if match.re is _DAY_FIRST:

@@ -22,7 +22,7 @@ from sunar.prompts.shorten import shorten_messages, shorten_schema
 from sunar.prompts.spans import parts
 from sunar.resources import resources
 from sunar.signals import known
-from sunar.text import MONTHS, in_pages_form, one_of_list, without_country
+from sunar.text import in_pages_form, is_full_date, one_of_list, without_country
 from sunar.usage import node
 
 
@@ -75,7 +75,6 @@ def past_the_bridge(hops: list[dict[str, Any]], answer: str) -> tuple[str, str] 
 
 
 _BEFORE_A_PLACE = re.compile(r"\s(?:in|at)\s+$", re.IGNORECASE)
-_FULL_DATE = re.compile(rf"(?:\d{{1,2}} (?:{MONTHS})|(?:{MONTHS}) \d{{1,2}}),? \d{{3,4}}", re.IGNORECASE)
 _ASKS_FOR_PART = re.compile(r"\b(?:years?|decade|century|city|town|village|country|nation|state|province|region|county)\b", re.IGNORECASE)
 
 
@@ -90,7 +89,7 @@ def end_of_last(question: str, hops: list[dict[str, Any]], answer: str) -> str |
     head = last[: len(last) - len(said)]
     if head[-1].isalnum():  # the answer begins inside a word of the hop's
         return None
-    year_of_date = said.isdigit() and _FULL_DATE.fullmatch(last) is not None
+    year_of_date = said.isdigit() and is_full_date(last)
     return last if year_of_date or _BEFORE_A_PLACE.search(head) else None
 
 
