@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.results_runs import DATASETS, Records, mean, of, scores, summarise, variants_of
@@ -162,6 +162,27 @@ def stages_table(records: Records, texts: Mapping[str, str], variants: Sequence[
         lost = Counter(stage_lost(r, texts, top) for r in of(records, v))
         rows.append([f"`{v}`", sum(lost[k] for k in STAGES), *(lost[k] for k in STAGES)])
     return table(["variant", "wrong answers", f"gold answer in the first {top} documents", "only lower in the evidence", "in no retrieved document"], rows)
+
+
+def perfect_reader_table(rows: Sequence[tuple[str, Records]], base: str, variant: str, texts: Mapping[str, str], top: int = MER_READS) -> str:
+    """Reading against finding, per question set (label, records of ``base`` and ``variant``): each
+    graph's right answers, how often its evidence holds both of the data's supporting pages, its R@10,
+    and its right answers had it read perfectly (right, or the gold answer's text in the first ``top``
+    evidence documents, as :func:`stages_table` counts them)."""
+    from sunar.evals.report import stage_lost
+
+    def pair(graphs: tuple[Records, Records], count: Callable[[dict[str, Any]], float]) -> str:
+        return " / ".join(f"{sum(count(r) for r in rs):.0f}" for rs in graphs)
+
+    body = []
+    for label, records in rows:
+        graphs = of(records, base), of(records, variant)
+        body.append([label, len(graphs[1]), pair(graphs, lambda r: scores(r)["cover_em"]),
+                     pair(graphs, lambda r: set(r.get("supporting_ids") or []) <= set(r.get("evidence_ids") or [])),
+                     " / ".join(f"{mean([scores(r)['recall@10'] for r in rs]):.3f}" for rs in graphs),
+                     pair(graphs, lambda r: scores(r)["cover_em"] or stage_lost(r, texts, top) == "in_top")])
+    return table(["questions", "asked", "right: Self-Ask / S", "both supporting pages in the evidence: Self-Ask / S", "R@10: Self-Ask / S",
+                  f"right, or the gold answer in the first {top} documents (a perfect reader): Self-Ask / S"], body)
 
 
 def branching_table(records: Records, variant: str) -> str:

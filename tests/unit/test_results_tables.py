@@ -375,6 +375,24 @@ def test_ceiling_table_counts_what_a_perfect_choice_among_the_answers_found_woul
     assert ceiling_table([("none", records[8:])], "sa", "s").splitlines()[2] == "| none | 1 | 0 | 0 | 0 | 0 | - |"
 
 
+def test_perfect_reader_table_counts_the_pages_each_graph_gathered_and_what_reading_them_perfectly_would_give():
+    from benchmarks.results_render import perfect_reader_table
+
+    def rec(qid, variant, answer, evidence):
+        return {"id": qid, "variant": variant, "answer": answer, "gold": ["Paris"], "supporting_ids": ["a", "b"], "evidence_ids": evidence}
+
+    texts = {"a": "Alice was born in Paris.", "b": "Bob directed it.", "c": "Carol lives in Rome.", "d": "Dan.", "e": "Eve.", "f": "Fay.",
+             "g": "Paris again, too low to be read.", "h": "Hal."}
+    records = [
+        rec("right", "sa", "Paris", ["a", "b"]), rec("right", "s", "Paris", ["a", "b"]),
+        rec("misread", "sa", "Rome", ["c", "a"]), rec("misread", "s", "Rome", ["a", "b", "c"]),  # the gold in the pages read
+        rec("lower", "sa", "Rome", ["c", "d", "e", "f", "h", "g"]),  # the gold only below the first five
+        rec("lower", "s", "Rome", ["c"]),
+    ]
+    lines = perfect_reader_table([("all", records)], "sa", "s", texts).splitlines()
+    assert lines[2] == "| all | 3 | 1 / 1 | 1 / 2 | 0.500 / 0.667 | 2 / 2 |"
+
+
 def test_second_chain_table_counts_each_chooser_between_s_and_a_second_chain_a_tie_keeping_s():
     from benchmarks.results_replan import second_chain_table
 
