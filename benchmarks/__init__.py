@@ -8,10 +8,8 @@ The scripts that read the multi-hop data (``dev.jsonl`` and ``corpus.jsonl``) ta
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,41 +36,6 @@ def add_index_arguments(parser: argparse.ArgumentParser, *, questions: bool = Tr
 def questions_file(args: argparse.Namespace) -> Path:
     """``--questions FILE``, else the data folder's dev.jsonl (:func:`add_index_arguments`)."""
     return getattr(args, "questions", None) or data_dir(args.data) / "dev.jsonl"
-
-
-def add_chain_arguments(parser: argparse.ArgumentParser, out: str, what: str) -> None:
-    """The arguments of a script that reads a development run's chains again: the run (``what`` says
-    what of it is read), its ``--variant``, the ``--index`` it read, ``--llm``, ``--out`` and ``--data``."""
-    parser.add_argument("run", type=Path, help=f"a development run (evals/results/RUN) whose {what}")
-    parser.add_argument("--variant", required=True, help="the variant, as recorded, whose chains are read")
-    parser.add_argument("--index", required=True, type=Path, help="the index the run read (the pages are found again)")
-    parser.add_argument("--llm", default="embedded:qwen2.5-1.5b")
-    parser.add_argument("--out", type=Path, default=Path(out))
-    add_data_argument(parser)
-
-
-def chains_of(run: Path, variant: str) -> list[dict[str, Any]]:
-    """The committed records of ``variant`` in ``run`` that hold a chain; exits with one line when none does."""
-    from benchmarks.results_runs import of, read_records
-
-    records = [r for r in of(read_records(run, committed=True), variant) if r.get("reasoning_path") and not r.get("error")]
-    if not records:
-        raise SystemExit(f"error: {run} holds no chains of {variant!r}")
-    return records
-
-
-def resumed(args: argparse.Namespace) -> dict[str, Any]:
-    """What an earlier run of the script kept in ``--out``, or a new record of the run it reads (:func:`add_chain_arguments`)."""
-    if args.out.exists():
-        return json.loads(args.out.read_text())
-    return {"run": str(args.run), "variant": args.variant, "llm": args.llm, "rows": {}}
-
-
-def kept(done: dict[str, Any], out: Path, summarise: Callable[[list[Any]], Any]) -> None:
-    """The rows and their summary (``summarise`` of the rows), written to ``out``."""
-    done["summary"] = summarise(list(done["rows"].values()))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n")
 
 
 def data_dir(arg: str | Path | None) -> Path:

@@ -20,14 +20,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_focus import first_steps as first_steps_of
 from benchmarks.results_confidence import (
     acted_table,
-    blind_table,
     calibrated_table,
     chain_table,
     signals_table,
-    trigger_table,
 )
 from benchmarks.results_render import (
     Comparison,
@@ -38,7 +35,6 @@ from benchmarks.results_render import (
     node_table,
     perfect_reader_table,
     retrieval_table,
-    shapes_table,
     stages_table,
     time_table,
 )
@@ -53,21 +49,10 @@ from benchmarks.results_runs import Records, of, paired, read_records, run_date,
 from benchmarks.results_stored import (
     first_stage_table,
     first_token_table,
-    focus_table,
-    hop_cut_table,
-    hop_triggers_table,
     judges_table,
     nar_stop_table,
-    oracle_bridge_table,
-    oracle_plan_table,
-    probe_table,
-    reading_demos_table,
-    reading_orders_table,
-    reading_sentences_table,
     rescoring_table,
     scale_table,
-    span_judge_table,
-    token_confidence_table,
 )
 from benchmarks.subsets import complete, repeat_samples_can_act, replayed
 from sunar.trust import COMBINED, FEATURES
@@ -251,15 +236,6 @@ def split_fixes_table(pairs: dict[str, tuple[str, str]], run: Callable[[str], Re
     return headline_table(rows, names=names)
 
 
-def first_steps() -> dict[str, str] | None:
-    """Each dev question's first-step answer (MuSiQue's decomposition, 2Wiki's first evidence
-    triple), from $SUNAR_DATA or ../shared/data/multihop; None without the data."""
-    path = Path(os.environ.get("SUNAR_DATA") or ROOT.parent / "shared" / "data" / "multihop") / "dev.jsonl"
-    if not path.is_file():
-        return None
-    return first_steps_of(path)
-
-
 def corpus_texts() -> dict[str, str] | None:
     """Corpus texts (for where the wrong answers were lost): $SUNAR_DATA or ../shared/data/multihop."""
     base = Path(os.environ.get("SUNAR_DATA") or ROOT.parent / "shared" / "data" / "multihop")
@@ -401,14 +377,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                   for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar")))]
 
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
-    first, probe = stored("bench_index_fused", "output.txt"), stored("calibration-probe", "results.json")
+    first = stored("bench_index_fused", "output.txt")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
-    focused, demos = stored("focus-reading", "results.json"), stored("reading-demos", "results.json")
-    orders, tokens = stored("reading-orders", "results.json"), stored("token-confidence", "results.json")
-    sentences, triggers = stored("reading-sentences", "results.json"), stored("hop-triggers", "results.json")
-    span_judge = stored("span-judge", "results.json")
-    oracle = stored("oracle-bridge", "results.json")
-    oracle_plan = stored("oracle-plan", "results.json")
     fixed_runs = [after for pairs in ALL_FIXES for _, after in pairs.values()]
     dev = dev_ids(run)
     dev_fixed = [name for name in fixed_runs if any(r["id"] in dev for r in run(name))]
@@ -429,8 +399,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: ceiling_table([(label.split(":")[0], records) for label, records, _ in headline_runs()], "self_ask", "sunar")),
         (f"Reading against finding, S and Self-Ask as the headline gives them: {where(CUT_UNCERTAIN_CALIBRATED, CUT_CONFIRM)}",
          lambda: (t := texts()) and perfect_reader_table([(label.split(":")[0], records) for label, records, _ in headline_runs()], "self_ask", "sunar", t)),
-        (f"Where the chains went, S and Self-Ask with every fix, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed)}",
-         lambda: (f := first_steps()) and shapes_table(dict(today_split())["dev 1-100"], [DEMOS_LOOPS, S_UNFIT], ["Self-Ask", "S"], f)),
         (f"Two reading fixes, on the questions they can act on, before and after them from one LLM cache: {where(*pair_runs(FIXES))}",
          lambda: fixes_table(FIXES, run, ("before", "with the fixes"))),
         (f"The possessive fix, on the questions it can act on, before and after it from one LLM cache: {where(*pair_runs(POSSESSIVE))}",
@@ -444,16 +412,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: headline_table(whole_last_rows(), names=("without", "with it"))),
         (f"A doubted hop read once more cut short (`hop_support=cut_uncertain`), without it and with it, dev 1-100 in one run and the confirmation before and after it: {where(CUT_UNCERTAIN_DEV, CUT_UNCERTAIN_CALIBRATED, WHOLE_CONFIRM, CUT_CONFIRM)}",
          lambda: headline_table(cut_uncertain_rows(), names=("without", "with it"))),
-        (f"The first sub-question read from the pages it names alone, from those first and then the others, and from all, dev 1-100: {focused[1]}",
-         lambda: focus_table(focused[0])),
-        (f"A hop's last gold step read from its gold page among distractors, with and without worked readings of similar steps, dev 1-100: {demos[1]}",
-         lambda: reading_demos_table(demos[0])),
-        (f"A hop's gold steps read from their pages in three orders, dev 1-100's first 20 questions: {orders[1]}",
-         lambda: reading_orders_table(orders[0])),
-        (f"A hop's gold steps read greedily, its answer's token log-probabilities and its samples' agreement as signals, dev 1-100's first 40 questions: {tokens[1]}",
-         lambda: token_confidence_table(tokens[0])),
-        (f"A hop's gold steps read whole and from their pages cut to their six most relevant sentences in three orders, dev 1-100's first 20 questions: {sentences[1]}",
-         lambda: reading_sentences_table(sentences[0])),
         (f"The final vote and chains weighed by their pages' support, beside S, on the dev 1-100 questions they can act on: {where(*BRANCH_DEV)}",
          lambda: answers_table([r for name in BRANCH_DEV for r in run(name)], [S_UNFIT, S_BRANCH, S_VOTE], base=S_UNFIT)),
         (f"S with and without branch_support on all 25 dev 1-100 questions whose hops branched: {where(*BRANCH_DEV, BRANCH_REST)}",
@@ -487,18 +445,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: answers_table(run(ESCALATE), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE, S_ESCALATE_FINAL], base=DEMOS_LOOPS)),
         (f"A doubted or uncertain hop read again by a larger model (`hop_support=escalate_uncertain`): the 0.5B model with the 1.5B as `escalate_llm`, beside Self-Ask and S on the 0.5B, dev 21-60 in one run: {where(ESCALATE_UNCERTAIN)}",
          lambda: answers_table(run(ESCALATE_UNCERTAIN), [DEMOS_LOOPS, S_UNFIT, S_ESCALATE_UNCERTAIN], base=DEMOS_LOOPS)),
-        (f"S with the data's first step in place of each first hop its triggers mark (an oracle reader), dev 1-100: {oracle[1]}",
-         lambda: oracle_bridge_table(oracle[0])),
-        (f"Self-Ask and S given the data's decomposition (an oracle planner), beside their own, dev 1-60: {oracle_plan[1]}",
-         lambda: (dev100 := dict(today_split())["dev 1-100"]) and oracle_plan_table(oracle_plan[0], {"Self-Ask": of(dev100, DEMOS_LOOPS), "S": of(dev100, S_UNFIT)})),
-        (f"Which first hops each trigger would send to the larger model, S on the 1.5B (judged), dev 1-100: {where(UNFIT_DEV)}",
-         lambda: (f := first_steps()) and trigger_table([("S, dev 1-100", of(run(UNFIT_DEV), S_UNFIT))], f)),
-        (f"What S's uncertainty saw after the right first bridge, S on the 1.5B, dev 1-100: {where(UNFIT_DEV)}",
-         lambda: (f := first_steps()) and blind_table(of(run(UNFIT_DEV), S_UNFIT), f)),
-        (f"Which of S's hops one cut reading would mark, beside the judge and the samples, S on the 1.5B (judged), dev 1-100: {triggers[1]}",
-         lambda: hop_triggers_table(triggers[0])),
-        (f"S's dev 1-100 hops, their cut reading taken where the judge finds it better supported (replayed): {triggers[1]}",
-         lambda: hop_cut_table(triggers[0])),
         (f"S with every hop read once more cut short (`hop_support=cut`), beside S, on dev 1-100, in one run: {where(CUT_DEV100)}",
          lambda: answers_table(run(CUT_DEV100), ["sunar", S_CUT], base="sunar")),
         (f"The same, dev 71-100, with the calibration shipped for `hop_support=cut`, from a copy of that run's LLM cache: {where(CUT_CALIBRATED)}",
@@ -509,8 +455,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"What the planned chain did in those two runs: {where(PROFILE_DEV, AVOID_DEV)}",
          lambda: replan_acted_table([("dev 1-100, the `cpu` profile's S", run(PROFILE_DEV), "sunar"), ("dev 1-100, with `replan_avoid`", run(AVOID_DEV), S_AVOID)])),
         (f"Where `replan_avoid` acted, dev 1-100: {where(AVOID_DEV)}", lambda: avoid_table([("dev 1-100, with `replan_avoid`", run(AVOID_DEV), S_AVOID)])),
-        (f"S's doubted or uncertain first hops, dev 1-100, the best-judged span of their pages taken where it beats the hop's answer (replayed): {span_judge[1]}",
-         lambda: span_judge_table(span_judge[0])),
         (f"A planned chain (`decomposition=plan`) beside S's own, and who chooses between them, dev 1-100 and the confirmation: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED, CONFIRM, CLEAN)}",
          planned_beside),
         (f"`replan_below` composed from the planned chain's run and S's without it, beside Self-Ask, dev 1-100: {where(ACTS, ACTS2, UNFIT_DEV, *dev_fixed, PLAN_FIXED)}",
@@ -559,7 +503,6 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
                                [f for f in FEATURES if f not in ("unknown", "fallback", "answer_logprob", "probe")])),
         (f"The probability shown, fitted on dev 1-100 and scored on questions it never saw: {where(DEV100, DEV200)}",
          lambda: calibrated_table([("`sunar`: fitted on dev 1-100, scored on dev 101-200", of(run(DEV100), "sunar"), of(run(DEV200), "sunar"))])),
-        (f"The shipped calibration with the probe on the hidden state: {probe[1]}", lambda: probe_table(probe[0])),
         # Cost
         (f"Where the recorded seconds go, dev 1-40: {where(BASE40)}", lambda: time_table(run(BASE40), ["sunar", "self_ask", *BASELINES[:2], *BASELINES[3:]])),
         (f"Wall seconds by node, `sunar`, dev 101-200 (every call computed in the run): {where(DEV200)}", lambda: node_table(run(DEV200), "sunar")),
