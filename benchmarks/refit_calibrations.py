@@ -3,11 +3,11 @@
 A calibration is fitted on a run's labelled answers (``sunar calibrate``). The reader's later fixes
 (:data:`benchmarks.results_tables.ALL_FIXES`) changed some answers, and each fix reran only the
 questions it can act on, from a copy of the run's LLM cache. So today's dev 1-100 answers are the
-development run's, with each fix's rerun in place of the answers it changed, as the headline reads
+development run's, with each fix's rerun in place of the answers it changed, as RESULTS.md reads
 them (:func:`benchmarks.results_tables.with_fixes`). This fits each calibration on those, with the
 signals it was shipped with, and writes it over the shipped file; the runs it names are the ones
 its answers came from. The cpu profile's S, run whole on dev 1-100 with today's code, is fitted on
-that run's answers. Nothing of the confirmation (dev 101-217) is read.
+that run's answers. Nothing of dev 101-217 is read.
 
     PYTHONPATH=. python -m benchmarks.refit_calibrations            # writes sunar/data/calibration/
     PYTHONPATH=. python -m benchmarks.refit_calibrations --check    # fails if a shipped file differs (beyond 1e-9)
@@ -32,14 +32,13 @@ SHIPPED = T.ROOT / "sunar" / "data" / "calibration"
 FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
     ("sunar-unfit-answer-embedded-qwen2.5-1.5b.json", T.S_UNFIT, (T.UNFIT_DEV,), ("chain_support",), True),
     ("self_ask-embedded-qwen2.5-1.5b.json", T.DEMOS_LOOPS, (T.ACTS, T.ACTS2), ("whole_chain",), False),
-    ("sunar-cut-embedded-qwen2.5-1.5b.json", T.S_CUT, (T.CUT_DEV100,), ("chain_support",), True),
 )
 #: S with ``replan_below`` at ``benchmarks.results_tables.REPLAN_AT`` and the judge (the cpu profile's S before
 #: ``cut_uncertain``): its shipped file is fitted on S's answers in its dev 1-100 run (``TODAY_DEV``), on the weakest
 #: link alone as above.
 REPLAN_FILE = "sunar-replan-embedded-qwen2.5-1.5b.json"
 #: The cpu profile's S, with ``hop_support=cut_uncertain``: fitted alike on that variant's answers in the headline's
-#: dev 1-100 run (``CUT_UNCERTAIN_CALIBRATED``).
+#: dev 1-100 run (``CUT_UNCERTAIN_DEV``).
 PROFILE_FILE = "sunar-cut-uncertain-embedded-qwen2.5-1.5b.json"
 ALPHA, DELTA = 0.3, 0.1
 
@@ -57,7 +56,7 @@ def refit() -> dict[str, dict[str, Any]]:
         fitted[file] = calibration_of(answers, settings, names, variant, ALPHA, DELTA, signals=signals, only=only)
     # each fitted on one whole-graph run's answers of a variant, recorded as the variant it is shipped for
     for file, name, variant, shipped_as in ((REPLAN_FILE, T.TODAY_DEV, "sunar", f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}"),
-                                            (PROFILE_FILE, T.CUT_UNCERTAIN_CALIBRATED, T.S_CUT_UNCERTAIN, T.S_CUT_UNCERTAIN)):
+                                            (PROFILE_FILE, T.CUT_UNCERTAIN_DEV, T.S_CUT_UNCERTAIN, T.S_CUT_UNCERTAIN)):
         settings = json.loads((T.RESULTS / name / "run.json").read_text())
         fitted[file] = calibration_of(of(run(name), variant), [settings], [name], shipped_as, ALPHA, DELTA, signals=("chain_support",), only=True)
     return fitted

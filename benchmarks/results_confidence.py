@@ -12,41 +12,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.results_render import fmt, table
-from benchmarks.results_runs import Records, correct, scores
+from benchmarks.results_runs import Records, correct
 from sunar.evals import calibration
 from sunar.evals.metrics import paired_comparison
 from sunar.nodes.decompose import STANDS
-from sunar.signals import agrees, known
-from sunar.trust import COMBINED, FEATURES, signal_matrix
-
-
-def signals_table(columns: Sequence[tuple[str, Records]], features: Sequence[str] = FEATURES, combined: bool = True) -> str:
-    """AUROC (right vs wrong by cover-EM; 0.5 is chance) of the confidence shown and each signal,
-    per column of answers, and the combined signals out of fold (5-fold CV, each dataset dealt to
-    the folds in turn: equal weights, as shipped, and a weight per signal)."""
-    stats = []
-    for _, rows in columns:
-        rows = [r for r in rows if not r.get("error")]
-        y = correct(rows)
-        x = signal_matrix(rows, features)
-        per = {f: calibration.alone(x[:, i], y) for i, f in enumerate(features)}
-        shown = [float(r.get("confidence") or 0.0) for r in rows]
-        entry = {"n": len(rows), "right": int(y.sum()), "confidence": calibration.auroc(shown, y), "ece": calibration.ece(shown, y),
-                 "at": [calibration.accuracy_at(shown, y, c) for c in calibration.COVERAGES], **per}
-        if combined:
-            entry["equal"] = calibration.auroc(calibration.cross_validated(rows, y), y)
-            entry["fitted"] = calibration.auroc(calibration.cross_validated(rows, y, weights="fitted"), y)
-        stats.append(entry)
-    header = ["", *(label for label, _ in columns)]
-    body = [["answers (right)", *(f"{s['n']} ({s['right']})" for s in stats)],
-            ["the confidence shown (`agreement`)", *(fmt(s["confidence"]) for s in stats)],
-            ["its ECE", *(fmt(s["ece"]) for s in stats)],
-            ["accuracy of the most confident 25 / 50 / 75%", *(" / ".join(fmt(a) for a in s["at"]) for s in stats)]]
-    body += [[f"`{f}`", *(fmt(s[f]) for s in stats)] for f in features]
-    if combined:
-        body += [["**combined (`COMBINED`), equal weights, 5-fold CV**", *(f"**{fmt(s['equal'])}**" for s in stats)],
-                 ["the same, a weight per signal", *(fmt(s["fitted"]) for s in stats)]]
-    return table(header, body)
+from sunar.trust import COMBINED, signal_matrix
 
 
 def calibrated_table(columns: Sequence[tuple[str, Records, Records] | tuple[str, Records, Records, dict[str, Any]]], alpha: float = 0.3) -> str:
@@ -85,93 +55,6 @@ def calibrated_table(columns: Sequence[tuple[str, Records, Records] | tuple[str,
             [f"trust level for at most {alpha:.0%} wrong (delta 0.1)", *(level(f, c) for f, c in stats)],
             [f"**level at which the fitted answers were at most {alpha:.0%} wrong (no guarantee)**", *(f"**{unpromised(f, c)}**" for f, c in stats)]]
     return table(header, body)
-
-
-def first_hop_right(record: dict[str, Any], first: dict[str, str]) -> bool | None:
-    """Whether a record's first hop found the question's first bridge (``first``: question id ->
-    the data's first-step answer), one holding the other's words; None without a judged first hop."""
-    path = record.get("reasoning_path") or []
-    if not path or path[0].get("support") is None or record["id"] not in first:
-        return None
-    return agrees(str(path[0]["answer"]), first[record["id"]])
-
-
-#: The combinations of signals the support table rates (cross-fitted, equal weights): the shipped S
-#: calibration's and it with the support judgement.
-SUPPORT_SETS = (("the four signals (`COMBINED`)", COMBINED), ("and `whole_chain` (shipped for S)", (*COMBINED, "whole_chain")),
-                ("and `whole_chain`, `hop_support`", (*COMBINED, "whole_chain", "hop_support")), ("and `hop_support`", (*COMBINED, "hop_support")))
-
-
-def support_table(columns: Sequence[tuple[str, Records]], first: dict[str, str]) -> str:
-    """The hop support judgement (``hop_support``) as a signal: of first hops, right bridge against
-    wrong (the data's first step), and of final answers, the weakest hop's support alone and beside
-    the combined signals (5-fold CV, equal weights, as shipped)."""
-    stats = []
-    for _, rows in columns:
-        rows = [r for r in rows if not r.get("error")]
-        hops = [(r["reasoning_path"][0]["support"], ok) for r in rows if (ok := first_hop_right(r, first)) is not None]
-        p, ok = [s for s, _ in hops], [float(k) for _, k in hops]
-        y = correct(rows)
-        weakest = signal_matrix(rows, ["hop_support"])[:, 0]
-        stats.append({"hops": f"{len(hops)} ({int(sum(ok))})", "hop": calibration.auroc(p, ok),
-                      "means": " / ".join(fmt(float(np.mean([s for s, k in hops if k == want]))) if any(k == want for _, k in hops) else "-" for want in (True, False)),
-                      "below": sum(s < 0.5 for s in p), "n": f"{len(rows)} ({int(y.sum())})", "final": calibration.alone(weakest, y),
-                      **{name: calibration.auroc(calibration.cross_validated(rows, y, features=features), y) for name, features in SUPPORT_SETS},
-                      "selected": calibration.selected(rows, 0.55, y)})
-        chosen = stats[-1]["selected"]
-        stats[-1]["chosen"] = calibration.auroc(calibration.cross_validated(rows, y, features=chosen), y) if chosen else None
-    header = ["", *(label for label, _ in columns)]
-    body = [["first hops judged (bridge right)", *(s["hops"] for s in stats)],
-            ["**first hops: AUROC of P(yes), right bridge against wrong**", *(f"**{fmt(s['hop'])}**" for s in stats)],
-            ["mean P(yes): right / wrong bridge", *(s["means"] for s in stats)],
-            ["first hops judged no (P(yes) < 0.5)", *(str(s["below"]) for s in stats)],
-            ["final answers (right)", *(s["n"] for s in stats)],
-            ["**final answers: AUROC of the weakest hop's P(yes)**", *(f"**{fmt(s['final'])}**" for s in stats)],
-            *([f"{name}, 5-fold CV", *(fmt(s[name]) for s in stats)] for name, _ in SUPPORT_SETS),
-            ["the signals with AUROC >= 0.55 alone on these answers (`--select 0.55`)", *(", ".join(f"`{f}`" for f in s["selected"]) or "none" for s in stats)],
-            ["**those, 5-fold CV (chosen on the same answers)**", *(f"**{fmt(s['chosen'])}**" for s in stats)]]
-    return table(header, body)
-
-
-#: What sends a hop to the larger model (``hop_support=escalate`` and ``escalate_uncertain``), on a first hop.
-TRIGGERS = (("the judge doubts it (P(yes) < 0.5): `escalate`", lambda support, split: support < 0.5),
-            ("its answers split (more than one semantic set)", lambda support, split: split),
-            ("**either: `escalate_uncertain`**", lambda support, split: support < 0.5 or split))
-
-
-def trigger_table(columns: Sequence[tuple[str, Records]], first: dict[str, str]) -> str:
-    """Which first hops each escalation trigger flags: of the judged first hops, how many found a
-    wrong bridge (the data's first step), and per trigger how many it flags, wrong and right."""
-    body = []
-    for label, rows in columns:
-        hops = [(r["reasoning_path"][0], ok) for r in rows if not r.get("error") and (ok := first_hop_right(r, first)) is not None]
-        body.append([label, "first hops judged (wrong bridge)", f"{len(hops)} ({sum(not ok for _, ok in hops)})"])
-        for name, flags in TRIGGERS:
-            hit = [ok for hop, ok in hops if flags(hop["support"], len([c for c in hop.get("candidates") or [] if known(c["answer"])]) > 1)]
-            body.append(["", name, f"{len(hit)} ({sum(not ok for ok in hit)} / {sum(hit)})"])
-    return table(["run", "first hops", "n (wrong bridge / right bridge)"], body)
-
-
-def blind_table(rows: Records, first: dict[str, str]) -> str:
-    """After a first hop that found the data's first bridge: what S's uncertainty saw of the steps that
-    followed, for the answers that ended right and those that ended wrong (cover-EM). A later hop
-    passes the judge at P(yes) >= 0.5 and the samples when its answers fall into one semantic set."""
-    groups: list[list[dict[str, Any]]] = [[], []]
-    for r in rows:
-        if not r.get("error") and first_hop_right(r, first):
-            groups[int(scores(r)["cover_em"] > 0)].append(r)
-    body: list[list[str]] = [[], [], [], [], []]
-    for group in (groups[1], groups[0]):
-        later = [hop for r in group for hop in r["reasoning_path"][1:]]
-        judged = [hop for hop in later if hop.get("support") is not None]
-        one_set = [hop for hop in later if len([c for c in hop.get("candidates") or [] if known(c["answer"])]) <= 1]
-        cells = [str(len(group)), str(sum(len(r["reasoning_path"]) == 1 for r in group)), str(len(later)),
-                 f"{sum(hop['support'] >= 0.5 for hop in judged)} of {len(judged)}", f"{len(one_set)} of {len(later)}"]
-        for row, cell in zip(body, cells, strict=True):
-            row.append(cell)
-    names = ["questions", "ended after the first hop", "later hops", "later hops the judge passed (P(yes) >= 0.5)",
-             "later hops whose answers fell into one semantic set"]
-    return table(["after the right first bridge", "answer right", "answer wrong"], [[name, *row] for name, row in zip(names, body, strict=True)])
 
 
 #: The judgements of ``hop_support=judge`` rated alone, each oriented so that higher means more trust.
@@ -246,32 +129,3 @@ def _before(records: Records) -> Records:
 def _right(records: Records) -> int:
     """How many of ``records`` are right (cover-EM)."""
     return int(correct(records).sum()) if records else 0
-
-
-def sample_vote(record: dict[str, Any], least: int) -> str:
-    """The answer a vote of the answers sampled from the final evidence would give: where none of
-    them agrees with the final answer (its recorded ``agreement`` is 0), the sample the most of them
-    agree with (cover-EM's test both ways; the first of a tie) if at least ``least`` do, itself
-    counted; else the final answer."""
-    answer, samples = str(record.get("answer") or ""), [s for s in record["signals"].get("samples") or [] if known(s)]
-    if record["signals"].get("agreement") != 0 or not samples:
-        return answer
-    backing = [sum(agrees(s, t) for t in samples) for s in samples]
-    return samples[backing.index(max(backing))] if max(backing) >= least else answer
-
-
-def sample_vote_table(label: str, records: Records, least: Sequence[int] = (2, 3)) -> str:
-    """What a vote of the m answers sampled from the final evidence (the confidence step's) against
-    the final answer would have changed, replayed on a run's recorded samples: answers changed, and
-    the wins and losses against the run's own answers by cover-EM and by EM."""
-    rows = [r for r in records if not r.get("error") and r["signals"].get("samples")]
-    body = []
-    for k in least:
-        voted = [{**r, "answer": sample_vote(r, k)} for r in rows]
-        changed = sum(v["answer"] != r.get("answer") for v, r in zip(voted, rows, strict=True))
-        cells = []
-        for metric in ("cover_em", "em"):
-            c = paired_comparison([scores(v)[metric] for v in voted], [scores(r)[metric] for r in rows])
-            cells.append(f"{c['wins']} / {c['losses']} (p = {c['p']:.3f})")
-        body.append([f"{label}: at least {k} samples agree, none with the final answer", str(len(rows)), str(changed), *cells])
-    return table(["vote", "answers", "changed", "cover-EM wins / losses", "EM wins / losses"], body)

@@ -1,7 +1,7 @@
 """The tables of benchmarks/RESULTS.md (benchmarks/results_tables.py and the modules it assembles) on
 a tiny synthetic run: recomputed answer and evidence metrics, the two kinds of seconds, the sign test
-against a base variant, where the time goes, the tables read from stored outputs, and the check that
-RESULTS.md and README.md hold them."""
+against a base variant, where the time goes, the tables read from stored outputs, each part of S
+without it and with it, and the check that RESULTS.md (and, when asked, README.md) holds them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import subprocess
 
 import pytest
 
-from benchmarks.results_confidence import signals_table
-from benchmarks.results_render import answers_table, containment_table, headline_table, node_table, time_table
+from benchmarks.results_render import answers_table, headline_table, node_table
 from benchmarks.results_runs import read_records, run_date, summarise
 from benchmarks.results_stored import first_stage_table, rescoring_table
 from benchmarks.results_tables import check, main
@@ -117,44 +116,11 @@ def test_a_failed_question_counts_as_wrong_but_not_in_the_cost(records):
     assert (s["n"], s["errors"], s["right"], s["wall_seconds"]) == (4, 1, 2, pytest.approx(10.0))
 
 
-def test_time_and_node_tables(records):
-    rows = read_records(records)
-    assert time_table(rows, ["sunar"]).splitlines()[2] == "| `sunar` | 10.0 | 12.0 | 11.0 | 0.5 | 0.5 | 0.0 | 92% |"
-    nodes = node_table(rows, "sunar").splitlines()
-    assert nodes[2] == "| `decompose` | 6.00 | 60% |"
-    assert nodes[3] == "| `select_batch` | 3.99 | 40% |"
-    assert nodes[4] == "| other nodes | 0.01 | 0% |"
-    assert nodes[5] == "| **all (wall)** | **10.00** | 100% |"
-
-
-def test_signals_table_ranks_right_above_wrong(records):
-    rows = [r for r in read_records(records) if r["variant"] == "sunar"]
-    text = signals_table([("run", rows)], ["agreement", "semantic_entropy"], combined=False)
-    # right answers have confidence 0.8, 0.7, 0.6 and the wrong one 0.3: AUROC 1
-    assert "| answers (right) | 4 (3) |" in text
-    assert "| the confidence shown (`agreement`) | 1.00 |" in text
-    assert "| `semantic_entropy` | 1.00 |" in text
-
-
 def test_the_run_date_of_an_uncommitted_folder_and_the_command_line(records, tmp_path, capsys):
     assert run_date(records) == "not committed"
     assert main(["--results", str(tmp_path), "--run", records.name]) == 0
     out = capsys.readouterr().out
     assert "| `sunar` | 4 | 2 / 1 / **3** |" in out
-
-
-def test_containment_and_headline_tables(records):
-    rows = read_records(records)
-    rows[4]["answer"] = "Parisian"  # sunar's q1: right by cover-EM only within a word
-    lines = containment_table(rows, ["sunar", "self_ask"]).splitlines()
-    # sunar: right on q1 ("Parisian"), q2 (exact), q3 (exact); q1 is inside a longer answer and within a word
-    assert lines[2] == "| `sunar` | 4 | 3 | 2 | 1 | 1 | 0.500 |"
-    assert lines[3] == "| `self_ask` | 4 | 1 | 1 | 0 | 0 | 0.250 |"
-    head = headline_table([("dev 1-4", rows, "self_ask", "sunar")]).splitlines()
-    # cover-EM: self_ask right on q1, sunar on q1-q3; EM: self_ask exact on q1, sunar on q2 and q3
-    assert head[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | 3.0x | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
-    apart = headline_table([("dev 1-4", rows, "self_ask", "sunar", False)]).splitlines()  # two runs: no time ratio
-    assert apart[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | - (apart) | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
 
 
 def test_tables_of_stored_outputs(tmp_path):
@@ -176,21 +142,6 @@ def test_tables_of_stored_outputs(tmp_path):
     assert lines[2] == "| Q (10) | 0.600 / 0.800 (2 ms) | 0.700 / 0.900 (14 ms) |"
 
 
-def test_check_needs_every_table_in_the_page_and_the_headline_in_the_readme(tmp_path, capsys):
-    found = [("Headline: run", "| a |"), ("Other: run", "| b |"), ("Skipped: no corpus", None)]
-    page, readme = tmp_path / "RESULTS.md", tmp_path / "README.md"
-    page.write_text("x\n| a |\n| b |\n")
-    readme.write_text("| a |\n")
-    assert check(found, page, readme) == 0
-    readme.write_text("| b |\n")
-    assert check(found, page, readme) == 1
-    assert f"not in {readme}: Headline: run" in capsys.readouterr().err
-    readme.write_text("| a |\n")
-    page.write_text("| a |\n")
-    assert check(found, page, readme) == 1
-    assert f"not in {page}: Other: run" in capsys.readouterr().err
-
-
 def test_the_committed_predictions_are_those_of_the_head_commit(records):
     def git(*args):
         subprocess.run(["git", *args], cwd=records, check=True, capture_output=True)
@@ -204,63 +155,6 @@ def test_the_committed_predictions_are_those_of_the_head_commit(records):
     (records / "predictions.jsonl").write_text(json.dumps(rows[0]) + "\n")
     assert len(read_records(records, committed=True)) == 8
     assert len(read_records(records)) == 1
-
-
-def test_support_table_rates_the_first_hops_by_the_datas_first_step_and_the_answers_by_the_weakest_hop(records):
-    from benchmarks.results_confidence import first_hop_right, support_table
-
-    rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1 (cover), q2, q3; wrong: q4
-    hops = {"q1": [("Lyon", 0.3), ("Paris", 0.9)], "q2": [("Anna Smith", 0.8)], "q3": [("Jo", 0.6)], "q4": [("Milano", 0.2)]}
-    for r in rows:
-        r["reasoning_path"] = [{"question": "?", "answer": a, "support": p} for a, p in hops[r["id"]]]
-        r["signals"]["hop_support"] = min(p for _, p in hops[r["id"]])
-    first = {"q1": "Lyon", "q2": "Smith", "q3": "Joanna", "q4": "Milan"}  # whole words: "Anna Smith" holds Smith, "Milano" not Milan
-    assert [first_hop_right(r, first) for r in rows] == [True, True, False, False]
-    assert first_hop_right({**rows[0], "reasoning_path": [{"answer": "Lyon"}]}, first) is None  # not judged
-    got = support_table([("S", rows)], first)
-    lines = got.splitlines()
-    assert "| first hops judged (bridge right) | 4 (2) |" in lines
-    assert "| **first hops: AUROC of P(yes), right bridge against wrong** | **0.75** |" in lines  # 0.3, 0.8 against 0.6, 0.2
-    assert "| mean P(yes): right / wrong bridge | 0.55 / 0.40 |" in lines
-    assert "| first hops judged no (P(yes) < 0.5) | 2 |" in lines
-    assert "| **final answers: AUROC of the weakest hop's P(yes)** | **1.00** |" in lines  # 0.3, 0.8, 0.6 against 0.2
-    assert any(line.startswith("| the signals with AUROC >= 0.55 alone on these answers (`--select 0.55`) |") and "`hop_support`" in line for line in lines)
-
-
-def test_trigger_table_counts_the_first_hops_each_escalation_trigger_flags_wrong_and_right(records):
-    from benchmarks.results_confidence import trigger_table
-
-    rows = [r for r in read_records(records) if r["variant"] == "sunar"]
-    split = [{"answer": "Lyon", "share": 0.5}, {"answer": "Paris", "share": 0.5}]
-    hops = {"q1": ("Lyon", 0.3, split), "q2": ("Anna Smith", 0.8, split), "q3": ("Jo", 0.6, []),  # q1, q2 right bridges; q3, q4 wrong
-            "q4": ("Milano", 0.2, [{"answer": "Milano", "share": 0.75}, {"answer": "unknown", "share": 0.25}])}  # unknown names nothing
-    for r in rows:
-        answer, support, candidates = hops[r["id"]]
-        r["reasoning_path"] = [{"question": "?", "answer": answer, "support": support, "candidates": candidates}]
-    lines = trigger_table([("S", rows)], {"q1": "Lyon", "q2": "Smith", "q3": "Joanna", "q4": "Milan"}).splitlines()
-    assert "| S | first hops judged (wrong bridge) | 4 (2) |" in lines
-    assert "|  | the judge doubts it (P(yes) < 0.5): `escalate` | 2 (1 / 1) |" in lines  # q4 wrong, q1 right
-    assert "|  | its answers split (more than one semantic set) | 2 (0 / 2) |" in lines  # q1, q2
-    assert "|  | **either: `escalate_uncertain`** | 3 (1 / 2) |" in lines
-
-
-def test_blind_table_counts_what_the_judge_and_samples_saw_after_the_right_first_bridge(records):
-    from benchmarks.results_confidence import blind_table
-
-    rows = [r for r in read_records(records) if r["variant"] == "sunar"]  # right: q1, q2, q3; wrong: q4
-    one = [{"answer": "x", "share": 1.0}]
-    split = [{"answer": "Lyon", "share": 0.5}, {"answer": "Paris", "share": 0.5}]
-    paths = {"q1": [("Lyon", 0.9, one), ("Paris", 0.9, one)], "q2": [("Anna Smith", 0.8, one)],  # q2 ended on its bridge
-             "q3": [("Jo", 0.9, one), ("Bo", 0.9, one)],  # a wrong first bridge: not counted
-             "q4": [("Milan", 0.7, one), ("Turin", 0.8, split), ("Rome", 0.3, [{"answer": "Rome", "share": 0.75}, {"answer": "unknown", "share": 0.25}])]}
-    for r in rows:
-        r["reasoning_path"] = [{"question": "?", "answer": a, "support": p, "candidates": c} for a, p, c in paths[r["id"]]]
-    lines = blind_table(rows, {"q1": "Lyon", "q2": "Smith", "q3": "Joanna", "q4": "Milan"}).splitlines()
-    assert "| questions | 2 | 1 |" in lines
-    assert "| ended after the first hop | 1 | 0 |" in lines
-    assert "| later hops | 1 | 2 |" in lines
-    assert "| later hops the judge passed (P(yes) >= 0.5) | 1 of 1 | 1 of 2 |" in lines
-    assert "| later hops whose answers fell into one semantic set | 1 of 1 | 1 of 2 |" in lines  # unknown names nothing
 
 
 def test_chain_table_rates_the_answers_judge_and_the_weakest_link_beside_the_weakest_hop(records):
@@ -302,23 +196,6 @@ def test_acted_table_counts_what_the_doubted_answers_became_by_the_checks_notes(
     assert "| answers still judged not to answer the question: n (right) | 1 (1) | 0 (0) |" in lines
 
 
-def test_a_vote_of_the_sampled_answers_replaces_a_final_answer_none_of_them_agrees_with():
-    from benchmarks.results_confidence import sample_vote, sample_vote_table
-
-    def record(answer, samples, agreement, gold):
-        return {"answer": answer, "gold": gold, "signals": {"samples": samples, "agreement": agreement}}
-
-    won = record("Seoul", ["Korea", "Goryeo", "South Korea"], 0.0, ["Korea"])  # "Korea" is in two of the three
-    lost = record("Korea", ["Goryeo", "Goryeo", "unknown"], 0.0, ["Korea"])
-    agreed = record("Missoula", ["Missoula, Montana", "Paris", "Paris"], 1 / 3, ["Missoula"])  # one agrees: no vote
-    scattered = record("Lyon", ["Paris", "Rome", "unknown"], 0.0, ["Paris"])  # no two agree
-    assert [sample_vote(r, 2) for r in (won, lost, agreed, scattered)] == ["Korea", "Goryeo", "Missoula", "Lyon"]
-    assert sample_vote(won, 3) == "Seoul" and sample_vote(record("Lyon", [], 0.0, ["Paris"]), 1) == "Lyon"
-    lines = sample_vote_table("dev", [won, lost, agreed, scattered]).splitlines()
-    assert lines[2] == "| dev: at least 2 samples agree, none with the final answer | 4 | 2 | 1 / 1 (p = 1.000) | 1 / 1 (p = 1.000) |"
-    assert lines[3] == "| dev: at least 3 samples agree, none with the final answer | 4 | 0 | 0 / 0 (p = 1.000) | 0 / 0 (p = 1.000) |"
-
-
 def test_each_fix_takes_its_questions_from_the_run_after_it_a_later_fix_over_an_earlier():
     from benchmarks.results_tables import with_fixes
 
@@ -333,180 +210,84 @@ def test_each_fix_takes_its_questions_from_the_run_after_it_a_later_fix_over_an_
     assert [r["answer"] for r in with_fixes(records, runs.__getitem__, first)] == ["after the first", "after the first", "first run", "first run"]
 
 
-def test_a_fix_measured_in_runs_split_otherwise_is_tabled_by_dev_1_100_and_the_confirmation():
-    from benchmarks.results_tables import DEMOS_LOOPS, S_UNFIT, split_fixes_table
-
-    def rows(answers: dict[str, str]) -> list[dict]:
-        return [record(q, v, a, [], 0.5, 1.0, 2.0, 1, 0) for q, a in answers.items() for v in (DEMOS_LOOPS, S_UNFIT)]
-
-    # two pairs of runs (before, after), each holding a question of dev 1-100 (q1, q3) and one of the confirmation (q2, q4)
-    runs = {"b1": rows({"q1": "Paris and Rome", "q2": "1875"}), "a1": rows({"q1": "Paris", "q2": "1875"}),
-            "b2": rows({"q3": "John Smith and Ann Lee", "q4": "Milan"}), "a2": rows({"q3": "John Smith", "q4": "Milan"})}
-    lines = split_fixes_table({"lines 1-2": ("b1", "a1"), "lines 3-4": ("b2", "a2")}, runs.__getitem__, {"q1", "q3"}, ("before", "after")).splitlines()
-    assert [line.split(" | ")[0] for line in lines[2:]] == ["| dev 1-100: Self-Ask (2 questions)", "| dev 1-100: S (2 questions)",
-                                                           "| the confirmation: Self-Ask (2 questions)", "| the confirmation: S (2 questions)"]
-    assert lines[2].split(" | ")[1:3] == ["2 / 2", "0 / 2"]  # q1 and q3 covered before, exact after
-    assert lines[4].split(" | ")[1:3] == ["1 / 1", "1 / 1"]  # the confirmation's q2 right both times, q4 wrong
-
-
 def test_a_sign_tests_p_is_written_to_two_places_three_below_one_in_a_hundred_and_never_as_zero():
     from benchmarks.results_render import fmt_p
 
     assert [fmt_p(p) for p in (1.0, 0.0213, 0.0042, 0.0006, 0.0004, 0.0)] == ["p = 1.00", "p = 0.02", "p = 0.004", "p = 0.001", "p < 0.001", "p < 0.001"]
 
 
-def test_ceiling_table_counts_what_a_perfect_choice_among_the_answers_found_would_reach():
-    from benchmarks.results_render import ceiling_table
-
-    def rec(qid, variant, answer, gold, **found):
-        return {"id": qid, "variant": variant, "answer": answer, "gold": gold, **found}
-
-    hop = {"reasoning_path": [{"question": "q", "answer": "Rome", "candidates": [{"answer": "Rome"}, {"answer": "Paris"}]}]}
-    records = [
-        rec("both", "sa", "Paris", ["Paris"]), rec("both", "s", "Paris", ["Paris"]),
-        rec("sa_only", "sa", "Lyon", ["Lyon"]), rec("sa_only", "s", "Nice", ["Lyon"]),
-        rec("candidate", "sa", "Rome", ["Paris"]), rec("candidate", "s", "Rome", ["Paris"], **hop),
-        rec("chain", "sa", "Rome", ["Oslo"]), rec("chain", "s", "Rome", ["Oslo"], chains=[{"answer": "Rome"}, {"answer": "Oslo"}]),
-        rec("none", "sa", "Rome", ["Bern"]), rec("none", "s", "Rome", ["Bern"], **hop),
-        rec("unpaired", "s", "Bern", ["Bern"]),  # S alone: not counted
-    ]
-    lines = ceiling_table([("all", records)], "sa", "s").splitlines()
-    assert lines[2] == "| all | 5 | 2 | 1 | 2 | 4 | 2.00x |"
-    assert ceiling_table([("none", records[8:])], "sa", "s").splitlines()[2] == "| none | 1 | 0 | 0 | 0 | 0 | - |"
+def test_node_table_folds_the_small_nodes_into_one_row(records):
+    nodes = node_table(read_records(records), "sunar").splitlines()
+    assert nodes[2] == "| `decompose` | 6.00 | 60% |"
+    assert nodes[3] == "| `select_batch` | 3.99 | 40% |"
+    assert nodes[4] == "| other nodes | 0.01 | 0% |"
+    assert nodes[5] == "| **all (wall)** | **10.00** | 100% |"
 
 
-def test_perfect_reader_table_counts_the_pages_each_graph_gathered_and_what_reading_them_perfectly_would_give():
-    from benchmarks.results_render import perfect_reader_table
-
-    def rec(qid, variant, answer, evidence):
-        return {"id": qid, "variant": variant, "answer": answer, "gold": ["Paris"], "supporting_ids": ["a", "b"], "evidence_ids": evidence}
-
-    texts = {"a": "Alice was born in Paris.", "b": "Bob directed it.", "c": "Carol lives in Rome.", "d": "Dan.", "e": "Eve.", "f": "Fay.",
-             "g": "Paris again, too low to be read.", "h": "Hal."}
-    records = [
-        rec("right", "sa", "Paris", ["a", "b"]), rec("right", "s", "Paris", ["a", "b"]),
-        rec("misread", "sa", "Rome", ["c", "a"]), rec("misread", "s", "Rome", ["a", "b", "c"]),  # the gold in the pages read
-        rec("lower", "sa", "Rome", ["c", "d", "e", "f", "h", "g"]),  # the gold only below the first five
-        rec("lower", "s", "Rome", ["c"]),
-    ]
-    lines = perfect_reader_table([("all", records)], "sa", "s", texts).splitlines()
-    assert lines[2] == "| all | 3 | 1 / 1 | 1 / 2 | 0.500 / 0.667 | 2 / 2 |"
+def test_headline_table_compares_two_variants_by_cover_em_and_em(records):
+    rows = read_records(records)
+    head = headline_table([("dev 1-4", rows, "self_ask", "sunar")]).splitlines()
+    # cover-EM: self_ask right on q1, sunar on q1-q3; EM: self_ask exact on q1, sunar on q2 and q3
+    assert head[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | 3.0x | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
+    apart = headline_table([("dev 1-4", rows, "self_ask", "sunar", False)], names=("without", "with it")).splitlines()  # two runs: no time ratio
+    assert apart[0].startswith("| questions | right (cover-EM): without / with it |")
+    assert apart[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | - (apart) | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
 
 
-def test_second_chain_table_counts_each_chooser_between_s_and_a_second_chain_a_tie_keeping_s():
-    from benchmarks.results_replan import second_chain_table
-
-    def rec(qid, answer, gold, confidence=None, **signals):
-        return {"id": qid, "answer": answer, "gold": gold, "confidence": confidence, "trust": confidence, "signals": signals}
-
-    own = [rec("a", "Paris", ["Paris"], 0.9, sets=1), rec("b", "Rome", ["Oslo"], 0.2, sets=3), rec("c", "Lima", ["Lima"], 0.5, sets=1),
-           rec("alone", "Oslo", ["Oslo"], 0.1)]  # no second chain: not counted
-    second = [rec("a", "Nice", ["Paris"], 0.8, sets=1), rec("b", "Oslo", ["Oslo"], 0.6, sets=1), rec("c", "Bern", ["Lima"], 0.5, sets=2)]
-    unrecorded = [{**r, "signals": {}, "trust": None} for r in second]  # an agreement shown, not a probability
-    rows = second_chain_table([("S", own, second), ("T", own, unrecorded)], ["sets", "hop_support"]).splitlines()
-    assert rows[0] == "| chooser | S | T |"
-    assert rows[2:] == [
-        "| S's own chain | 2 (0 taken) | 2 (0 taken) |", "| the second chain | 1 (3 taken) | 1 (3 taken) |",
-        "| the right one of the two | 3 of 3 | 3 of 3 |",
-        "| the higher probability shown | 3 (1 taken) | - |",  # c ties at 0.5: S's own kept
-        "| the higher `sets` | 3 (1 taken) | - |",  # fewer sets is more trust; hop_support is recorded nowhere: no row
-    ]
+def test_check_needs_every_table_in_the_page_and_the_headline_in_a_readme_only_when_given(tmp_path, capsys):
+    found = [("Headline: run", "| a |"), ("Other: run", "| b |"), ("Skipped: no corpus", None)]
+    page, readme = tmp_path / "RESULTS.md", tmp_path / "README.md"
+    page.write_text("x\n| a |\n| b |\n")
+    readme.write_text("| b |\n")
+    assert check(found, page) == 0  # no README asked for
+    assert "README" not in capsys.readouterr().out
+    assert check(found, page, readme) == 1
+    assert f"not in {readme}: Headline: run" in capsys.readouterr().err
+    readme.write_text("| a |\n")
+    assert check(found, page, readme) == 0
+    page.write_text("| a |\n")
+    assert check(found, page) == 1
+    assert f"not in {page}: Other: run" in capsys.readouterr().err
 
 
-def test_replan_table_takes_the_planned_answer_below_the_threshold_where_its_weakest_link_is_stronger():
-    from benchmarks.results_replan import replan_table
+def test_a_fix_is_one_row_per_graph_over_every_run_it_was_measured_in_and_each_question_once():
+    from benchmarks.results_tables import DEMOS_LOOPS, S_UNFIT, fixes_rows
 
-    def rec(qid, answer, gold, link):
-        return {"id": qid, "answer": answer, "gold": gold, "signals": {"chain_support": link}}
+    def rows(answers: dict[str, str]) -> list[dict]:
+        return [record(q, v, a, [], 0.5, 1.0, 2.0, 1, 0) for q, a in answers.items() for v in (DEMOS_LOOPS, S_UNFIT)]
 
-    own = [rec("weak", "Rome", ["Oslo"], 0.2), rec("middling", "Nice", ["Lima"], 0.55), rec("strong", "Bern", ["Bern"], 0.9),
-           rec("tie", "Kiev", ["Kiev"], 0.3)]
-    planned = [rec("weak", "Oslo", ["Oslo"], 0.8), rec("middling", "Lima", ["Lima"], 0.7), rec("strong", "Rome", ["Bern"], 1.0),
-               rec("tie", "Riga", ["Kiev"], 0.3)]  # a tie keeps S's own
-    self_ask = [rec(q, "Nowhere", g, None) for q, g in (("weak", ["Oslo"]), ("middling", ["Lima"]), ("strong", ["Bern"]), ("tie", ["Kiev"]))]
-    rows = replan_table(own, planned, self_ask, [0.5, 0.6, 1.0]).splitlines()[2:]
-    assert rows[0] == "| 0.50 | 2 of 4 | 1 | 3 | 3 | 1 / 0 | 3 / 0 (p = 0.25) | 3 / 0 (p = 0.25) |"
-    assert rows[1].startswith("| 0.60 | 3 of 4 | 2 | 4 | 4 | 2 / 0 |")
-    assert rows[2].startswith("| 1.00 | 4 of 4 | 3 | 3 | 3 | 2 / 1 |")  # the strong answer given up for a wrong one
-
-
-def test_replan_acted_table_reads_the_checks_own_notes_and_scores_each_first_answer_against_the_gold():
-    from benchmarks.results_replan import replan_acted_table, settled
-    from sunar.replan import replanned
-
-    def rec(qid, gold, first, planned, links, em=None):
-        """S's record where the planned chain ran: its notes as the check writes them (sunar.replan)."""
-        asked = replanned({}, {"answer": first, "judged": {"chain_support": links[0]}}, 0.55)
-        done = replanned({"replanned": "planning", "first_try": asked["first_try"]}, {"answer": planned, "judged": {"chain_support": links[1]}}, 0.55)
-        answer = done["answer"]
-        return {"id": qid, "variant": "s", "gold": gold, "answer": answer, "notes": [*asked["notes"], *done["notes"]]}
-
-    records = [
-        rec("won", ["Oslo"], "Rome", "Oslo", (0.2, 0.8)),  # taken, right where the first was wrong
-        rec("lost", ["Bern"], "Bern", "Bern's (Swiss) capital", (0.3, 0.4)),  # taken: right by cover-EM only, so an EM loss
-        rec("same", ["Kiev"], "Kiev", "Kiev", (0.5, 0.5)),  # the first answer again, kept on the tie
-        rec("kept", ["Lima"], "Quito", "Lima", (0.4, 0.1)),  # kept the first
-        {"id": "strong", "variant": "s", "gold": ["Riga"], "answer": "Riga", "notes": []},  # never asked
-        {"id": "other", "variant": "sa", "gold": ["Riga"], "answer": "Riga", "notes": []},
-    ]
-    assert settled(records[0]) == ("Rome", "Oslo", True) and settled(records[4]) is None
-    rows = replan_acted_table([("all", records, "s")]).splitlines()
-    assert rows[2] == "| all | 5 | 4 | 1 | 2 | 1 / 0 | 1 / 1 |"
+    # two pairs of runs (before, after), each holding a question of dev 1-100 (q1, q3) and one of the second half (q2, q4)
+    runs = {"b1": rows({"q1": "Paris and Rome", "q2": "1875"}), "a1": rows({"q1": "Paris", "q2": "1875"}),
+            "b2": rows({"q3": "John Smith and Ann Lee", "q4": "Milan"}), "a2": rows({"q3": "John Smith", "q4": "Milan"})}
+    got = fixes_rows("the list rule", {"lines 1-2": ("b1", "a1"), "lines 3-4": ("b2", "a2")}, runs.__getitem__)
+    assert [label for label, *_ in got] == ["the list rule: Self-Ask, dev 1-217 (4 questions)", "the list rule: S, dev 1-217 (4 questions)"]
+    lines = headline_table(got, names=("before", "after")).splitlines()
+    # right by cover-EM before and after on q1, q2, q3; exact only after on q1 and q3; the two runs timed apart
+    assert lines[2].split(" | ")[1:5] == ["3 / 3", "1 / 3", "4", "- (apart)"]
+    runs["a2"] = rows({"q3": "John Smith", "q1": "Paris"})  # q1 run again after the second fix: counted once only, or not at all
+    with pytest.raises(ValueError, match="run twice"):
+        fixes_rows("the list rule", {"lines 1-2": ("b1", "a1"), "lines 3-4": ("b2", "a2")}, runs.__getitem__)
 
 
-def test_avoid_table_counts_where_a_planned_hop_gave_the_weak_link_again_and_what_its_pages_named_then():
-    from benchmarks.results_replan import avoid_table
-    from sunar.replan import replanned
+def test_before_after_names_the_run_before_a_change_apart_even_where_it_called_the_graph_otherwise():
+    from benchmarks.results_tables import before_after
 
-    asked = replanned({}, {"answer": "Rome", "judged": {"chain_support": 0.2}}, 0.55)
-    took = replanned({"replanned": "planning", "first_try": asked["first_try"]}, {"answer": "Oslo", "judged": {"chain_support": 0.8}}, 0.55)
-    kept = replanned({"replanned": "planning", "first_try": asked["first_try"]}, {"answer": "Rome", "judged": {"chain_support": 0.1}}, 0.55)
-    named = "the planned chain's answer 'Rome' to 'q' is the first answer's weakest link: read again without it, they name 'Oslo'"
-    stands = "the planned chain's answer 'Rome' to 'q' is the first answer's weakest link: read again without it, its pages name nothing else, so it stands"
-    records = [{"id": "a", "variant": "s", "notes": [*asked["notes"], named, *took["notes"]]},
-               {"id": "b", "variant": "s", "notes": [*asked["notes"], stands, *kept["notes"]]},
-               {"id": "c", "variant": "s", "notes": [*asked["notes"], *kept["notes"]]}, {"id": "d", "variant": "s", "notes": []},
-               {"id": "a", "variant": "other", "notes": [*asked["notes"], named]}]
-    assert avoid_table([("run", records, "s")]).splitlines()[2] == "| run | 4 | 3 | 2 | 1 | 1 |"
+    before = [{"id": "q1", "variant": "sunar+replan_below=0.55", "answer": "A"}, {"id": "q1", "variant": "self_ask", "answer": "B"}]
+    after = [{"id": "q1", "variant": "sunar", "answer": "C"}, {"id": "q1", "variant": "self_ask", "answer": "D"}]
+    assert [(r["variant"], r["answer"]) for r in before_after(before, after, "sunar", "sunar+replan_below=0.55")] == [("sunar@before", "A"), ("sunar", "C")]
+    assert [(r["variant"], r["answer"]) for r in before_after(before, after, "self_ask")] == [("self_ask@before", "B"), ("self_ask", "D")]
 
 
-def test_time_without_table_takes_one_nodes_wall_seconds_off_the_recorded_time():
-    from benchmarks.results_replan import time_without_table
+def test_replan_below_composed_takes_the_planned_answer_below_the_threshold_where_its_weakest_link_is_stronger():
+    from benchmarks.results_replan import composed
 
-    records = [{"id": "q", "variant": "sa", "time": {"total": 10.0}}, {"id": "q", "variant": "s", "time": {"total": 25.0}, "node_seconds": {"confidence": 5.0}},
-               {"id": "r", "variant": "sa", "time": {"total": 30.0}}, {"id": "r", "variant": "s", "time": {"total": 35.0}, "node_seconds": {"mer": 9.0}},
-               {"id": "x", "variant": "s", "error": "the model server is down", "time": {"total": 1000.0}}]  # a failed question is not timed
-    rows = time_without_table(records, "sa", "s", "confidence", "its samples").splitlines()[2:]
-    assert rows == ["| `sa` | 20.0 | 1.00x |", "| `s` | 30.0 | 1.50x |", "| `s` without `confidence` (its samples) | 27.5 | 1.38x |"]
+    def rec(qid, answer, link):
+        return {"id": qid, "answer": answer, "signals": {"chain_support": link} if link is not None else {}}
 
-
-def test_shapes_table_counts_each_graphs_chains_by_length_and_first_bridge_per_dataset():
-    from benchmarks.results_render import shape, shapes_table
-
-    def rec(qid, dataset, variant, answer, gold, *hops):
-        return {"id": qid, "dataset": dataset, "variant": variant, "answer": answer, "gold": gold,
-                "reasoning_path": [{"question": "?", "answer": a} for a in hops]}
-
-    first = {"m1": "Anna Smith", "m2": "Avicenna", "w1": "Lyon"}
-    records = [
-        rec("m1", "musique", "sa", "Smith", ["Paris"], "Smith"),  # one hop, its answer within the first bridge's words: found
-        rec("m1", "musique", "s", "Paris", ["Paris"], "Anna Smith", "Paris"),
-        rec("m2", "musique", "sa", "Ibn Sina", ["Sun"], "Ibn Sina"),  # another name for the bridge is not found
-        rec("m2", "musique", "s", "unknown", ["Sun"]),  # no hop
-        rec("w1", "2wiki", "sa", "Rome", ["Rome"], "Lyon", "Rome"),
-        rec("w1", "2wiki", "s", "Milan", ["Rome"], "Turin", "Milan"),
-    ]
-    assert [shape(r, first) for r in records] == ["one hop, the first bridge found", "two hops or more, the first bridge found",
-                                                  "one hop, the first bridge wrong", "no hop answered",
-                                                  "two hops or more, the first bridge found", "two hops or more, the first bridge wrong"]
-    lines = shapes_table(records, ["sa", "s"], ["Self-Ask", "S"], first).splitlines()
-    assert lines[0] == ("| the chain | Self-Ask, MuSiQue: questions (right) | Self-Ask, 2Wiki: questions (right) "
-                        "| S, MuSiQue: questions (right) | S, 2Wiki: questions (right) |")
-    assert lines[2:] == [
-        "| no hop answered | 0 (0) | 0 (0) | 1 (0) | 0 (0) |",
-        "| one hop, the first bridge wrong | 1 (0) | 0 (0) | 0 (0) | 0 (0) |",
-        "| one hop, the first bridge found | 1 (0) | 0 (0) | 0 (0) | 0 (0) |",
-        "| two hops or more, the first bridge wrong | 0 (0) | 0 (0) | 0 (0) | 1 (0) |",
-        "| two hops or more, the first bridge found | 0 (0) | 1 (1) | 1 (1) | 0 (0) |",
-    ]
-    assert "no hop answered" not in shapes_table(records[4:], ["sa", "s"], ["Self-Ask", "S"], first)  # a shape no chain took is left out
+    own = [rec("weak", "Rome", 0.2), rec("middling", "Nice", 0.55), rec("strong", "Bern", 0.9), rec("tie", "Kiev", 0.3),
+           rec("unjudged", "Lima", None), rec("alone", "Oslo", 0.1)]  # alone: no planned run of it, not counted
+    planned = [rec("weak", "Oslo", 0.8), rec("middling", "Lima", 0.7), rec("strong", "Rome", 1.0), rec("tie", "Riga", 0.3), rec("unjudged", "Quito", 0.9)]
+    answers, asked, taken = composed(own, planned, 0.6)
+    assert [a["answer"] for a in answers] == ["Oslo", "Lima", "Bern", "Kiev", "Lima"]  # a tie keeps S's own; an unjudged answer is not weak
+    assert asked == {"weak", "middling", "tie"} and taken == {"weak", "middling"}
+    assert composed(own, planned, 0.5)[2] == {"weak"}
