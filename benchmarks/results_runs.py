@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from sunar.evals.metrics import cover_em, exact_match, paired_comparison, retrieval_metrics, token_f1, word_cover_em
+from sunar.evals.metrics import cover_em, exact_match, paired_comparison, retrieval_metrics, token_f1
 from sunar.evals.predictions import latest
 from sunar.signals import with_trace_signals
 
@@ -90,11 +90,6 @@ def of(records: Records, variant: str) -> Records:
     return [r for r in records if r["variant"] == variant]
 
 
-def noted(record: dict[str, Any], text: str) -> bool:
-    """Whether one of a record's notes says ``text``."""
-    return any(text in note for note in record.get("notes") or [])
-
-
 def paired(records: Records, *variants: str) -> Records:
     """The records of ``variants`` for the questions every one of them answered (a run stopped
     part-way may hold one variant's answer to its last question without the other's)."""
@@ -107,15 +102,14 @@ def paired(records: Records, *variants: str) -> Records:
 
 
 def scores(record: dict[str, Any]) -> dict[str, float]:
-    """cover-EM, word cover-EM, EM, F1 and R@10 of one record, recomputed; a failed question is
-    wrong, with no evidence."""
+    """cover-EM, EM, F1 and R@10 of one record, recomputed; a failed question is wrong, with no
+    evidence."""
     if record.get("error"):
-        return {"cover_em": 0.0, "word_cover_em": 0.0, "em": 0.0, "f1": 0.0, "recall@10": 0.0}
+        return {"cover_em": 0.0, "em": 0.0, "f1": 0.0, "recall@10": 0.0}
     answer, gold = str(record.get("answer") or ""), record.get("gold") or []
     ranked = retrieval_metrics(record.get("evidence_ids") or [], record.get("supporting_ids") or [], ks=(10,))
     return {
         "cover_em": cover_em(answer, gold),
-        "word_cover_em": word_cover_em(answer, gold),
         "em": exact_match(answer, gold),
         "f1": token_f1(answer, gold),
         "recall@10": ranked.get("recall@10", 0.0),
@@ -154,9 +148,7 @@ def summarise(records: Records, variant: str, base: str | None = None) -> dict[s
         "right_by_dataset": {d: int(sum(x["cover_em"] for r, x in zip(rows, s, strict=True) if r.get("dataset") == d)) for d, _ in DATASETS},
         "n_by_dataset": {d: sum(1 for r in rows if r.get("dataset") == d) for d, _ in DATASETS},
         "exact": int(sum(x["em"] for x in s)),
-        "whole_words": int(sum(x["word_cover_em"] for x in s)),
         "cover_em": mean(x["cover_em"] for x in s),
-        "word_cover_em": mean(x["word_cover_em"] for x in s),
         "em": mean(x["em"] for x in s),
         "f1": mean(x["f1"] for x in s),
         "recall@10": mean(x["recall@10"] for x in s),
