@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sunar.signals import known, whole_chain
+from sunar.signals import known
 from sunar.text import content_words, normalize_answer, restates, substituted
 
 
@@ -73,14 +73,6 @@ def describes_hidden(follow_up: str) -> bool:
     if (m := _POSSESSIVE.search(follow_up)) is not None:
         return any(ch.isalnum() for ch in follow_up[m.end() :])
     return _OF.search(follow_up) is not None
-
-
-def ends_on_bridge(final: str, hops: list[dict[str, Any]], question: str) -> bool:
-    """Whether a chain of one hop ends with that hop's answer while the hop asked only part of the
-    question (its sub-question is not the question again): the hidden name taken for the answer."""
-    if whole_chain(question, hops) != 0.0 or not known(final):
-        return False
-    return normalize_answer(final) == normalize_answer(str(hops[0]["answer"]))
 
 
 FAULTS = {

@@ -62,6 +62,14 @@ def stop_reason(state: dict[str, Any], cfg: Configuration) -> Stop | None:
     return None
 
 
+def stall_note(state: dict[str, Any], cfg: Configuration) -> list[str]:
+    """The note that NAR stopped early for the sub-question (``nar_patience``), or none."""
+    if stop_reason(state, cfg) != "stalled":
+        return []
+    return [f"NAR stopped early for {state['sub_question']!r} after {len(state.get('scored') or {})} of {cfg.budget} documents: "
+            f"the last {cfg.nar_patience} batch(es) added nothing to the top {cfg.evidence}"]
+
+
 def outranked(state: dict[str, Any], cfg: Configuration) -> bool:
     """Whether answer sampling can be skipped for the batch just scored: with ``asu_skip_outranked``,
     its best score is no higher than the l-th best of R+ already. Rescoring only lowers scores and

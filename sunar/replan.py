@@ -9,26 +9,11 @@ that weakest link is below ``replan_below``; when the planned chain's answer has
 turn, the answer with the stronger weakest link is kept, the first on a tie. The state's
 ``replanned`` says where this stands: "" (not started), "pending" (the check asked for it),
 "planning" (decompose follows the plan), "done"; ``first_try`` holds the first answer meanwhile.
-
-With ``replan_avoid``, the planned chain leaves the first chain's path where it was weakest: a planned hop
-that gives the first answer's weakest link again (:func:`doubted`) reads its pages again with it ruled
-out (:func:`avoided`). Planning again alone often comes back to it (on the confirmation, the planned chain
-gave the first answer again on 17 of 29). Measured and not kept: on dev 1-100 the planned chain then left
-the first path (7 repeats of 25 became 2), but what the pages name once the likeliest answer is ruled out
-was mostly wrong, and the weakest links did not take the two right ones it found (benchmarks/RESULTS.md,
-*Tried and not kept*).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from langchain_core.runnables import RunnableConfig
-
-from sunar.hop_support import read_again
-from sunar.prompts.support import ruled_out
-from sunar.signals import agrees, known
-from sunar.state import Hop
 
 #: What the first try's outcome is, kept while the planned chain runs and put back if it stays.
 OUTCOME = ("answer", "rationale", "judged", "hops", "evidence", "chains", "chosen", "draft_answer", "plan", "weight", "acted")
@@ -64,27 +49,3 @@ def replanned(state: dict[str, Any], update: dict[str, Any], below: float) -> di
         return update
     note = f"the answer {now.get('answer')!r} has a weak link (p = {link:.2f} < {below:.2f}); the question is decomposed again, planned at once"
     return {**FRESH_CHAIN, "first_try": {k: now.get(k) for k in OUTCOME}, "replanned": "pending", "judged": {}, "notes": [*notes, note]}
-
-
-def doubted(first: dict[str, Any]) -> str | None:
-    """The answer at the first try's weakest link: its final answer where the judge's ``answer_fits`` is
-    the least (or no hop was judged), else its least supported hop's; None when that names nothing."""
-    fits = (first.get("judged") or {}).get("answer_fits")
-    hops = [h for h in first.get("hops") or [] if h.get("support") is not None]
-    hop = min(hops, key=lambda h: h["support"], default=None)
-    said = (first.get("answer") or "") if hop is None or (fits is not None and fits <= hop["support"]) else hop["answer"]
-    return str(said) if known(said) else None
-
-
-def avoided(hop: Hop, state: dict[str, Any], read: list, call: dict[str, Any], res: Any, config: RunnableConfig) -> tuple[Hop, list[str]]:
-    """``replan_avoid``: a planned hop that gives the first try's weakest link (:func:`doubted`) read
-    again from its pages ``read`` with that answer ruled out, under the hop's own ``call``; the other
-    answer they name is taken, with its support judged. (The hop, a note); unchanged, no note, elsewhere."""
-    avoid = doubted(state.get("first_try") or {}) if state.get("replanned") == "planning" else None
-    if avoid is None or not agrees(str(hop["answer"]), avoid):
-        return hop, []
-    said = f"the planned chain's answer {hop['answer']!r} to {hop['question']!r} is the first answer's weakest link: read again without it"
-    other = read_again(res.llm, ruled_out(hop["question"], avoid), hop, read, call, config)
-    if other is None:
-        return hop, [f"{said}, its pages name nothing else, so it stands"]
-    return {**hop, "answer": other[0], "support": other[1], "avoided": avoid}, [f"{said}, they name {other[0]!r}"]

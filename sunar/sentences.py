@@ -1,8 +1,6 @@
-"""A hop's pages read short and in other orders (``hop_reading=sentences``): the pages cut to the sentences
-most relevant to its sub-question, and the orders its other readings take. A small model's reading leans
-on where a page stands in its prompt; read again in other orders, a misread hop's answers often split
-where its temperature samples agree, and the cut makes each reading a fraction of the whole prompt
-(``benchmarks/RESULTS.md``, "Reading cut pages in other orders")."""
+"""A hop's pages cut to the sentences most relevant to its sub-question: what a doubted hop's second
+reading reads (``hop_support=cut_uncertain``, :func:`sunar.hop_support.read_cut`), a fraction of the
+whole prompt."""
 
 from __future__ import annotations
 
@@ -20,12 +18,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Dr|St|Jr|Sr)\.)
 def sentences(text: str) -> list[str]:
     """The sentences of a page's text, in order."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
-def in_other_orders(pages: Sequence[Page]) -> list[list[Page]]:
-    """``pages`` reversed, rotated by two and as they are: the orders a hop's other readings take
-    (``hop_reading=sentences``; a small model's reading leans on where a page stands)."""
-    return [list(pages)[::-1], [*pages[2:], *pages[:2]], list(pages)]
 
 
 def cut_to_sentences(question: str, pages: Sequence[Page], score: Callable[[str, Sequence[Document]], list[float]], k: int) -> list[dict[str, Any]]:

@@ -48,6 +48,25 @@ INJECTED_LLM: ContextVar[str | None] = ContextVar("injected_llm", default=None)
 RECORDED: ContextVar[bool] = ContextVar("recorded", default=False)
 
 
+def group(reads: str = "", env: str = "", common: bool = False) -> dict[str, Any]:
+    """A field's groups, declared on the field (its ``json_schema_extra``), so no list of fields is kept
+    by hand: ``reads``, which graphs read it ("sunar": SUNAR's graphs, Self-Ask among them; "asu": only
+    those with ASU; "mer": only those with MER; none: every graph); ``env``, the environment variable a
+    server's operator sets it with (a client of a served graph cannot set it); ``common``, a field
+    users set (``sunar config`` lists the others with ``--all``)."""
+    return {k: v for k, v in (("reads", reads), ("env", env), ("common", common)) if v}
+
+
+def fields_where(model: type[BaseModel], key: str, *values: Any) -> dict[str, Any]:
+    """The fields of ``model`` whose group ``key`` is set (to one of ``values``, if given): name -> its value."""
+    found = {}
+    for name, info in model.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if key in extra and (not values or extra[key] in values):
+            found[name] = extra[key]
+    return found
+
+
 def own_keys(data: Any) -> Any:
     """A configuration's values without the keys LangGraph puts beside them."""
     if isinstance(data, dict):
@@ -81,6 +100,8 @@ class Settings(Checked):
     #: The ``cpu`` profile's values for this class's own fields (its bases' come with them, see
     #: :meth:`profiles`). The ``paper`` profile is the field defaults.
     cpu_profile: ClassVar[dict[str, Any]] = {}
+    #: Fields removed, each with the value the code now always has (a recorded run may still name them).
+    retired: ClassVar[dict[str, Any]] = {}
 
     @classmethod
     def profiles(cls) -> dict[str, dict[str, Any]]:
@@ -158,7 +179,7 @@ class Settings(Checked):
         run did without it, even where the run's profile now sets that field. Values written by
         hand (no resolved ``profile`` among them) get the profile's, as a run given them would."""
         token = RECORDED.set(True)
-        known = cls.known(recorded)
+        known = cls.known(cls.without_retired(recorded))
         if known.get("profile") in ("paper", "cpu"):  # a run's record: every field it had; one it lacks came later
             newer = {k: f.get_default(call_default_factory=True) for k, f in cls.model_fields.items() if k not in known}
             known = {**newer, **known}
@@ -166,6 +187,16 @@ class Settings(Checked):
             return cls.resolve(known).values()
         finally:
             RECORDED.reset(token)
+
+    @classmethod
+    def without_retired(cls, recorded: dict[str, Any]) -> dict[str, Any]:
+        """``recorded`` without the retired fields it holds at the value the code now always has; one at
+        another value is a :class:`ConfigurationError` (that behaviour is gone)."""
+        for name, value in recorded.items():
+            if name in cls.retired and str(value).lower() != str(cls.retired[name]).lower():
+                raise ConfigurationError(f"configuration: {name}={value} was measured, not kept and removed (benchmarks/RESULTS.md, "
+                                         "Tried and not kept; git tag experiments-2026-12 has its code)")
+        return {k: v for k, v in recorded.items() if k not in cls.retired}
 
     def given(self) -> dict[str, Any]:
         """The fields set explicitly or by the profile (not left at the paper's default)."""
@@ -207,6 +238,9 @@ def one_line(exc: ValidationError, model: type[BaseModel]) -> str:
     for error in exc.errors():
         field = ".".join(str(p) for p in error.get("loc") or ()) or "configuration"
         kind, ctx, got = error.get("type", ""), error.get("ctx") or {}, error.get("input")
+        if kind == "extra_forbidden" and field in getattr(model, "retired", {}):
+            parts.append(f"{field} was measured, not kept and removed (benchmarks/RESULTS.md, Tried and not kept)")
+            continue
         if kind == "extra_forbidden":
             fields = [name for name in model.model_fields if name not in getattr(model, "operator_fields", ())]
             parts.append(f"unknown field '{field}' (fields: {', '.join(fields)})")

@@ -26,14 +26,11 @@ from typing_extensions import TypedDict
 from sunar.stores.corpus import Document
 
 Pool = Literal["ranking", "neighbours"]
-#: What a step that acted on a doubt did: a hop retrieved again because its answers disagreed
-#: ("uncertain") or its pages did not state it ("unsupported"); the final answer outvoted by the
-#: chains ("outvoted") or replaced by the last hop's supported one ("hop_supported"); a doubted final
-#: answer replaced by another answer found ("chose"), its chain of one hop gone one step further
+#: What a step that acted on a doubt did: a doubted final answer replaced by another answer found ("chose"), its chain of one hop gone one step further
 #: ("went_on"), answered again by the larger model ("escalated"; kept or replaced, the notes say), or
 #: left standing, no next step having been found ("stands"), or replaced by the answer of a second,
 #: planned decomposition ("replanned").
-Acted = Literal["uncertain", "unsupported", "outvoted", "hop_supported", "chose", "went_on", "escalated", "stands", "replanned"]
+Acted = Literal["chose", "went_on", "escalated", "stands", "replanned"]
 
 
 class Evidence(TypedDict):
@@ -81,16 +78,11 @@ class Hop(TypedDict):
     batches: list[Batch]
     samples: NotRequired[list[str]]  # [greedy answer, *sampled answers]
     candidates: NotRequired[list[Candidate]]  # their semantic sets, largest first (answer: the set's first member)
-    requery: NotRequired[str]  # the second first stage's query, when the hop was uncertain and retrieved again
     read: NotRequired[list[str]]  # with focus_pages: the ids of the pages the answer was read from, when not all
     support: NotRequired[float | None]  # with hop_support: P(the pages it read state its answer), the LLM's yes/no
-    unsupported: NotRequired[str]  # with hop_support=reread or cut: the answer read first, replaced by a better-supported one
-    spans_judged: NotRequired[int]  # with hop_support=spans: how many spans of its pages the doubted hop had judged
-    cut_read: NotRequired[str]  # with hop_support=cut: what the hop's pages cut short and reversed read (kept or taken)
+    unsupported: NotRequired[str]  # with hop_support=cut_uncertain: the answer read first, replaced by a better-supported one
+    cut_read: NotRequired[str]  # with hop_support=cut_uncertain: what the hop's pages cut short and reversed read (kept or taken)
     escalated: NotRequired[str]  # with hop_support=escalate: the doubted answer escalate_llm read the hop again for
-    read_carefully: NotRequired[str]  # with hop_support=careful: the answer the hop was read again for (kept or replaced)
-    sentence: NotRequired[str]  # ... and, when replaced, the pages' sentence the careful reading copied
-    avoided: NotRequired[str]  # with replan_avoid: the first answer's weakest link, which this planned hop gave and read again without
 
 
 class Chain(TypedDict):
@@ -158,8 +150,6 @@ class SunarState(InputState, OutputState, total=False):
     batch: Batch  # B
     batches: list[Batch]  # this sub-question's batches so far
     weight: float  # the probability of the chain being followed (in ``hops``)
-    requery: str  # an uncertain hop's second first-stage query (its sub-question and candidates), "" otherwise
-    prior: dict[str, Any]  # while a hop is retrieved again: its first round's R+ ("scored") and "batches"
     judged: dict[str, float | None]  # with hop_support: the check's judge of the final answer (answer_fits, chain_support)
     went_on: bool  # unfit_answer=go_on: the chain went one step further once already
     replanned: str  # replan_below: "" not started, "pending", "planning" (the second, planned decomposition), "done"

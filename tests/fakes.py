@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from scripted import ScriptedLLM
 from sunar.models.nli import _Cached
-from sunar.prompts import careful, mer, nli, plan, self_ask, shorten, support
+from sunar.prompts import mer, nli, plan, self_ask, support
 from sunar.resources import Resources
 from sunar.stores.corpus import Document
 from sunar.usage import node
@@ -80,14 +80,10 @@ def prompt_kind(prompt: str) -> str:
         return "mer"
     if prompt.startswith(nli.SYSTEM):
         return "nli"
-    if prompt.startswith(shorten.SYSTEM):
-        return "shorten"
     if prompt.startswith(support.SYSTEM):
         return "support"
     if prompt.startswith(support.FITS_SYSTEM):
         return "fits"
-    if prompt.startswith(careful.SYSTEM):
-        return "careful"
     return "answer"
 
 
@@ -136,10 +132,6 @@ def scripted_llm(
             return plan(prompt)
         if kind == "mer":
             return mer.format(answer=answer("MER:" + question_of(prompt), 0))
-        if kind == "shorten":  # the answer function sees "SHORTEN:" and the answer to cut
-            return answer("SHORTEN:" + re.findall(r"Answer: (.*)", prompt)[-1].strip(), 0)
-        if kind == "careful":  # the answer function sees "CAREFUL:" and the sub-question; it replies with the JSON object
-            return answer("CAREFUL:" + question_of(prompt), i)
         if kind in ("support", "fits"):  # the answer function sees "SUPPORT:" (a hop's pages) or "FITS:" (the whole
             # question), the (sub-)question, " = " and the answer judged
             return answer(f"{kind.upper()}:{question_of(prompt)} = {re.findall(r'Proposed answer: (.*)', prompt)[-1].strip()}", 0)

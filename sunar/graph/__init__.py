@@ -1,9 +1,8 @@
 """The SUNAR graphs: Algorithm 1 of the paper as an explicit LangGraph state machine.
 
     ask -> decompose --(follow-up sq_i)--> retrieve -> [NAR loop] -> answer_hop -> decompose ...
-    answer_hop --(uncertain, requery: once more with its candidates)--> retrieve
     decompose --(done)--> next_chain --(a chain branched off an uncertain hop waits)--> decompose ...
-    next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> vote -> shorten
+    next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> shorten
         -> check -> confidence -> respond
     check --(the answer does not answer the question, its chain of one hop goes on: unfit_answer)--> retrieve
     check --(its weakest link is weak, once: replan_below)--> decompose, planned at once; the check keeps the stronger answer
@@ -14,15 +13,13 @@
         select_batch -> update, when the batch is outranked (it cannot reach the evidence) or
                         ``asu_batches`` is off
 
-    answer_hop samples the hop's own answers (``hop_samples``) and checks that its pages state the one
-    it follows (``hop_support``: judged, or read again once when not); when they fall into several semantic
-    sets, the hop is retrieved again once with its candidates (``requery``: answer_hop -> retrieve),
-    the others wait in ``chains`` (``branch_width``, ``max_chains``), and ``vote`` pools the chains'
-    answers with the final one (``final_vote``), or the last hop's supported answer replaces it
-    (``final_from_hop``). ``shorten`` cuts the final answer to the part of it the
-    question asks for (``short_answer``). ``check`` judges whether it answers the whole question
-    (``hop_support``); a doubted answer gives way to another the graph found, or its chain goes on
-    (``unfit_answer``).
+    answer_hop samples the hop's own answers (``hop_samples``); when they fall into several semantic
+    sets, the others wait in ``chains`` (``branch_width``, ``max_chains``). It judges whether the hop's
+    pages state the answer it follows, and reads a doubted hop once more (``hop_support``,
+    :mod:`sunar.hop_support`). ``shorten`` cleans the final answer up by rule (:mod:`sunar.nodes.shorten`).
+    ``check`` judges whether it answers the whole question (``hop_support``); a doubted answer gives way
+    to another the graph found, or its chain goes on (``unfit_answer``), and a weak one is tried again
+    with a planned decomposition (``replan_below``, :mod:`sunar.replan`).
 
 Variants share the nodes and differ in structure:
   sunar         everything
@@ -46,7 +43,7 @@ from langgraph.graph import END, START, StateGraph
 from sunar.baselines.gensco import graph as gensco_graph
 from sunar.baselines.ra_isf import graph as ra_isf_graph
 from sunar.baselines.rag import graph as rag_graph
-from sunar.configuration import SUNAR_ONLY, Configuration
+from sunar.configuration import ASU_FIELDS, MER_FIELDS, SUNAR_ONLY, Configuration
 from sunar.errors import SunarError
 from sunar.nar import nar_goes_on, outranked
 from sunar.nodes.answer_hop import make_answer_hop
@@ -66,7 +63,6 @@ from sunar.nodes.sample_answers import sample_answers
 from sunar.nodes.select_batch import select_batch
 from sunar.nodes.shorten import shorten
 from sunar.nodes.update import make_update
-from sunar.nodes.vote import vote
 from sunar.state import InputState, OutputState, SunarState
 from sunar.streaming import describe_common
 
@@ -82,12 +78,6 @@ class Variant:
         return (frozenset() if self.asu else ASU_FIELDS) | (frozenset() if self.mer else MER_FIELDS)
 
 
-#: What ASU reads (batch sampling, rescoring; the hop's samples and the chains they branch into; the
-#: judge of each hop's support and of the final answer, and what a doubted answer does), and MER.
-ASU_FIELDS = frozenset({"asu_batches", "rescoring", "hop_samples", "hop_reading", "hop_sentences", "branch_width", "max_chains", "requery", "hop_support", "escalate_llm", "unfit_answer", "replan_below", "replan_avoid"})
-MER_FIELDS = frozenset({"grounded_final", "whole_answers", "final_not_bridge"})
-
-
 VARIANTS: dict[str, Variant] = {
     "sunar": Variant(asu=True, mer=True, graph=True),
     "sunar_no_asu": Variant(asu=False, mer=True, graph=True),
@@ -96,17 +86,12 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: SUNAR's own per-question fields, cleared when a new question starts on a thread.
-FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "requery": "", "prior": {}, "judged": {},
+FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "judged": {},
          "went_on": False, "replanned": "", "first_try": {}}
 
 
 def after_decompose(state: dict[str, Any]) -> str:
     return "retrieve" if state.get("sub_question") else "next_chain"
-
-
-def after_answer(state: dict[str, Any]) -> str:
-    """The next sub-question, or the same one retrieved again (an uncertain hop, ``requery``)."""
-    return "retrieve" if state.get("requery") else "decompose"
 
 
 def after_chain(state: dict[str, Any]) -> str:
@@ -144,7 +129,6 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("next_chain", next_chain)
     g.add_node("gather", gather)
     g.add_node("final", mer if v.mer else conclude)
-    g.add_node("vote", vote)
     g.add_node("shorten", shorten)
     g.add_node("check", make_check(judging=v.asu))
     g.add_node("confidence", make_confidence(variant, unread=v.unread()))
@@ -172,10 +156,9 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_conditional_edges("update", nar_edge, ["select_batch", "answer_hop"])
     # ---------------------------------------------------------------------------------------
 
-    g.add_conditional_edges("answer_hop", after_answer, ["retrieve", "decompose"])  # next sub-question
+    g.add_edge("answer_hop", "decompose")  # the next sub-question
     g.add_edge("gather", "final")
-    g.add_edge("final", "vote")
-    g.add_edge("vote", "shorten")
+    g.add_edge("final", "shorten")
     g.add_edge("shorten", "check")
     g.add_conditional_edges("check", after_check, ["retrieve", "decompose", "confidence"])
     g.add_edge("confidence", "respond")
@@ -192,8 +175,7 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
             return f"{planned}follow-up: {update['sub_question']}"
         return f"decomposition done{': ' + update['draft_answer'] if update.get('draft_answer') else ''}"
     if node == "retrieve":
-        again = f" again, for {state['requery']!r}" if state.get("requery") else ""
-        return f"first stage{again}: {len(update.get('ranking') or [])} documents"
+        return f"first stage: {len(update.get('ranking') or [])} documents"
     if node == "select_batch":
         scores = ", ".join(f"{x:.2f}" for x in batch.get("scores") or [])
         return f"batch from {batch.get('source')}: {len(batch.get('ids') or [])} documents scored [{scores}]"
@@ -203,9 +185,6 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return f"semantic sets: s = {len(batch.get('sets') or [])}"
     if node == "rescore":
         return "rescored: [" + ", ".join(f"{x:.2f}" for x in batch.get("rescored") or []) + "]"
-    if node == "answer_hop" and update.get("requery"):
-        why = "its pages do not state its answer" if update.get("acted") == "unsupported" else "uncertain"
-        return f"{why}: retrieving again for {update['requery']!r}"
     if node == "answer_hop":
         hop = (update.get("hops") or [{}])[-1]
         evidence = hop.get("evidence") or []
@@ -217,19 +196,11 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         if hop.get("candidates"):
             sampled = f" of {len(hop['samples'])} answers" if hop.get("samples") else ""
             line += f"; candidates{sampled}: " + ", ".join(f"{c['answer']} ({c['share']:.0%})" for c in hop["candidates"])
-        if "cut_read" in hop:  # hop_support=cut
+        if "cut_read" in hop:  # hop_support=cut_uncertain
             line += f"; read again cut short: {hop['cut_read']!r} " + (f"taken for {hop['unsupported']!r}" if hop.get("unsupported") else "not taken")
-        elif "spans_judged" in hop:  # hop_support=spans
-            taken = f"{hop['answer']!r} taken for {hop['unsupported']!r}" if hop.get("unsupported") else "none taken"
-            line += f"; {hop['spans_judged']} spans of its pages judged: {taken}"
-        elif hop.get("unsupported"):
-            line += f"; read again: its pages do not state {hop['unsupported']!r}"
         if hop.get("escalated"):
             kept = "kept" if hop["escalated"] == hop.get("answer") else f"replaced by {hop.get('answer')!r}"
             line += f"; read again by the larger model: {hop['escalated']!r} {kept}"
-        if hop.get("read_carefully"):
-            kept = f"replaced, the pages say {hop['sentence']!r}" if hop.get("sentence") else "kept"
-            line += f"; read again carefully: {hop['read_carefully']!r} {kept}"
         if hop.get("support") is not None:
             line += f"; its pages state it: p = {hop['support']:.2f}"
         return line
@@ -240,10 +211,6 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         if len(chains) > 1:
             return f"{len(chains)} chains: " + "; ".join(f"{c['answer']} (p = {c['weight']:.2f})" for c in chains) + f"; chose {update['chosen'] + 1}"
         return None
-    if node == "vote" and update.get("answer"):
-        if update.get("acted") == "hop_supported":
-            return f"the last hop's supported answer replaced the final step's: {update['answer']}"
-        return f"the chains outvoted the final step: {update['answer']}"
     if node == "check" and update.get("acted") == "went_on":
         return f"the answer does not answer the question; its chain goes on: {update['sub_question']}"
     if node == "check" and update.get("acted") == "chose":
@@ -256,7 +223,7 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return "of the two decompositions' answers, " + ("the planned one is kept" if update.get("acted") == "replanned" else f"the first is kept: {update.get('answer')}")
     if node == "check" and update.get("acted") == "stands":
         return f"the answer does not answer the question; {STANDS}"
-    if node == "shorten" and update.get("answer"):  # what each rule or the cut did, in its note
+    if node == "shorten" and update.get("answer"):  # what each rule did, in its note
         return f"answer now {update['answer']}: {'; '.join(update.get('notes') or [])}"
     return describe_common(node, update)
 

@@ -1,11 +1,11 @@
 """Decomposition: the next sub-question sq_i, or the end of the decomposition. Self-Ask writes each
-follow-up after the answers so far; with ``decomposition="plan"`` the questions are planned at once
-and filled in with the answers as they come (:mod:`sunar.prompts.plan`). What a follow-up does (repeats a
+follow-up after the answers so far; the second decomposition of a weak answer (``replan_below``,
+:mod:`sunar.replan`) plans the questions at once and fills them in with the answers as they come
+(:mod:`sunar.prompts.plan`). What a follow-up does (repeats a
 step, goes round the last answer, ends on a bridge) is told by the rules of :mod:`sunar.follow_ups`."""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -15,7 +15,6 @@ from sunar.configuration import Configuration
 from sunar.follow_ups import (
     FAULTS,
     builds_on,
-    ends_on_bridge,
     fault,
     loops_on_answer,
     new_rest,
@@ -25,7 +24,6 @@ from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
 from sunar.prompts.self_ask import (
     FINAL,
-    FOLLOW_UP,
     FOLLOW_UP_ONLY,
     NUDGE,
     REPEAT_NUDGE,
@@ -40,31 +38,19 @@ from sunar.signals import whole_chain
 from sunar.text import content_words, normalize_answer
 from sunar.usage import node
 
-
-def ending(kind: str, text: str, hops: list[dict[str, Any]], question: str, cfg: Configuration) -> str | None:
-    """The final answer a Self-Ask step ends with: its own, or with ``end_loops`` the last answer
-    when its follow-up only goes round it; None when the step goes on."""
-    if kind == "final":
-        return text
-    if kind == "follow_up" and cfg.end_loops and loops_on_answer(text, hops, question):
-        return str(hops[-1]["answer"])
-    return None
-
-
 #: How a note ends when a chain that ended on its bridge found no next step.
 STANDS = "no next step was found, so it stands"
 
 
 def past_bridge(
-    question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str], said: str = ""
+    question: str, hops: list[dict[str, Any]], messages: list[Any], config: RunnableConfig, cfg: Configuration, asked: set[str], said: str
 ) -> tuple[str, str]:
-    """(the next follow-up, a note) for a chain that ended on its bridge (``past_bridge``): the
+    """(the next follow-up, a note) for a chain of one hop that ended on its bridge: the
     question with the hop's part replaced by its answer (:func:`sunar.follow_ups.remaining`: it keeps the question's
     own relation and context); where that part is not found, the model asked once for a follow-up
     about the bridge (:func:`sunar.prompts.self_ask.bridge_nudge`), taken if it names the bridge and
     is new; else no follow-up, and the end stands. ``said`` begins the note (why it goes on)."""
     answer = str(hops[0]["answer"])
-    said = said or f"Self-Ask ended on the first hop's answer {answer!r}, which answers only {hops[0]['question']!r}"
     if rest := new_rest(question, hops, asked):
         return rest, f"{said}; asked instead what the question still asks: {rest!r}"
     nudge = HumanMessage(bridge_nudge(answer, hops[0]["question"]))
@@ -73,20 +59,6 @@ def past_bridge(
     if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question):
         return text, f"{said}; asked for the next step, it asked {text!r}"
     return "", f"{said}; {STANDS}"
-
-
-STEP_TEMPERATURE = 1.0  # of the steps sampled after a repeat (set before the dev runs, not tuned)
-
-
-def sampled_step(llm: Any, messages: list[Any], question: str, hops: list[dict[str, Any]], asked: set[str], cfg: Configuration) -> str | None:
-    """``repeat_samples``: after a repeated follow-up, the most frequent of the sampled steps (the first
-    such on a tie) that is a new follow-up, names an answer found and does not go round the last one;
-    None when no sample is one."""
-    replies = llm.sample(messages, cfg.repeat_samples, temperature=STEP_TEMPERATURE, max_tokens=cfg.max_tokens, stop=STOP, schema=cfg.reply_schema(SCHEMA))
-    steps = [text for kind, text in (parse_self_ask(str(r.content)) for r in replies)
-             if kind == "follow_up" and normalize_answer(text) not in asked and builds_on(text, hops) and not loops_on_answer(text, hops, question)]
-    votes = Counter(normalize_answer(s) for s in steps)
-    return max(steps, key=lambda s: votes[normalize_answer(s)], default=None)
 
 
 def demonstrations_for(question: str, cfg: Configuration) -> list[Demonstration]:
@@ -125,22 +97,16 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     demos = demonstrations_for(question, cfg)
     if state.get("replanned") == "pending":  # the check asked for a second, planned decomposition (replan_below)
         return {**planned(state, config, cfg, demos), "replanned": "planning"}
-    if cfg.decomposition == "plan" or state.get("replanned") == "planning":
+    if state.get("replanned") == "planning":
         return planned(state, config, cfg, demos)
     path = [(h["question"], h["answer"]) for h in hops]
     llm, messages = resources(config).llm, self_ask_messages(question, path, demos)
-    prompt = messages
     schema = cfg.reply_schema(SCHEMA)
     reply = str(llm.generate(messages, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=schema).content)
     kind, text = parse_self_ask(reply)
     notes: list[str] = []
     asked = {normalize_answer(h["question"]) for h in hops}
-    problem = fault(kind, text, question, hops, asked)
-    sampled = sampled_step(llm, messages, question, hops, asked, cfg) if problem == "repeat" and cfg.repeat_samples else None
-    if sampled:
-        kind, text = "follow_up", sampled
-        notes = [f"Self-Ask repeated a follow-up; of {cfg.repeat_samples} steps sampled, the most frequent new one is taken: {sampled!r}"]
-    elif problem:
+    if problem := fault(kind, text, question, hops, asked):
         # Small models often echo the question, skip its hidden name, or ask again what was
         # answered: ask once more. A first follow-up sharing no word with the question copied the nudge.
         nudge = REPEAT_NUDGE if problem == "repeat" else NUDGE
@@ -155,18 +121,6 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             notes = ["Self-Ask repeated the question; it is used as the first sub-question"]
         elif problem == "described":
             notes = [f"Self-Ask {FAULTS[problem]}; asked again, no better step, so it is kept"]
-    repeated = problem == "repeat" and cfg.rewrite_repeats and (kind != "follow_up" or normalize_answer(text) in asked)
-    # a repeat, then the end or the repeat again: after one hop, that is mostly the bridge taken for the answer
-    if repeated and (rest := new_rest(question, hops, asked)):
-        said = "ended" if kind == "final" else "did not move on"
-        notes = [f"Self-Ask repeated a follow-up and, asked again, {said}; asked instead what the question still asks: {rest!r}"]
-        kind, text = "follow_up", rest
-    if cfg.past_bridge and (ended := ending(kind, text, hops, question, cfg)) is not None and ends_on_bridge(ended, hops, question):
-        line = f"{FINAL} {text}" if kind == "final" else f"{FOLLOW_UP} {text}"  # the step as the model wrote it
-        step, note = past_bridge(question, hops, [*prompt, AIMessage(line)], config, cfg, asked)
-        notes = [*notes, note]
-        if step:
-            kind, text = "follow_up", step
     if kind == "follow_up":
         if normalize_answer(text) in asked:
             return {"sub_question": "", "notes": [f"Self-Ask repeated a follow-up ({text!r}); decomposition stopped"]}

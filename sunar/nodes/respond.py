@@ -12,7 +12,7 @@ from sunar.result import confidence_lines
 from sunar.usage import node
 
 #: What the reasoning path shows of a hop beside its question and answer, where the hop has it.
-PATH_EXTRAS = ("candidates", "support", "unsupported", "spans_judged", "escalated", "read_carefully", "sentence")
+PATH_EXTRAS = ("candidates", "support", "unsupported", "escalated")
 
 
 def reply_text(state: dict[str, Any], evidence: list[dict], path: list[dict]) -> str:

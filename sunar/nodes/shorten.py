@@ -1,7 +1,4 @@
-"""The final answer cut to what the question asks for (``short_answer``; the prompt and why:
-:mod:`sunar.prompts.shorten`). No call when the switch is off, the answer is unknown, or it holds
-no shorter answer; a reply that is not one of the answer's parts keeps the answer. Then the rules
-(:func:`by_rule`): with ``bridge_to_last``, an answer that is a bridge of its chain gives way to the
+"""The rule-based clean-up of the final answer, no call (:func:`by_rule`), one switch per rule: with ``bridge_to_last``, an answer that is a bridge of its chain gives way to the
 last hop's (:func:`past_the_bridge`); with ``whole_last``, so does an answer that is only the end of
 the last hop's (:func:`end_of_last`); with ``drop_country``, a country the answer ends with is
 dropped (:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question
@@ -16,11 +13,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from sunar.configuration import Configuration
-from sunar.prompts.answer import read_answer, short_call
 from sunar.prompts.mer import bridge_in, bridges
-from sunar.prompts.shorten import shorten_messages, shorten_schema
-from sunar.prompts.spans import parts
-from sunar.resources import resources
 from sunar.signals import known
 from sunar.text import in_pages_form, is_full_date, one_of_list, without_country
 from sunar.usage import node
@@ -28,12 +21,8 @@ from sunar.usage import node
 
 @node("shorten")
 def shorten(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-    cfg = Configuration.from_runnable_config(config)
-    answer = state.get("answer") or ""
-    update = cut(state["question"], answer, cfg, config) if cfg.short_answer and known(answer) else {}
-    shorter = update.get("answer", answer)
-    ruled, notes = by_rule(state, shorter, cfg)
-    return {"answer": ruled, "notes": [*update.get("notes", []), *notes]} if notes else update
+    ruled, notes = by_rule(state, state.get("answer") or "", Configuration.from_runnable_config(config))
+    return {"answer": ruled, "notes": notes} if notes else {}
 
 
 def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str, list[str]]:
@@ -91,21 +80,3 @@ def end_of_last(question: str, hops: list[dict[str, Any]], answer: str) -> str |
         return None
     year_of_date = said.isdigit() and is_full_date(last)
     return last if year_of_date or _BEFORE_A_PLACE.search(head) else None
-
-
-def cut(question: str, answer: str, cfg: Configuration, config: RunnableConfig) -> dict[str, Any]:
-    """``short_answer``'s call: the answer cut to the part of it the model chooses (nothing: kept)."""
-    shorter = parts(answer)
-    if not shorter:
-        return {}
-    reply = resources(config).llm.generate(
-        shorten_messages(question, answer),
-        temperature=0.0,
-        config=config,
-        **short_call(cfg, shorten_schema(answer, shorter)),
-    )
-    short = read_answer(str(reply.content))
-    chosen = next((p for p in shorter if p.casefold() == short.casefold()), None)
-    if chosen is None:
-        return {}
-    return {"answer": chosen, "notes": [f"the answer {answer!r} was cut to what the question asks for"]}

@@ -6,7 +6,6 @@ parser that reads the model's reply, so changing one never silently breaks the o
     mer       the Meta Evidence Reasoner (rationale and final answer)
     nli       the LLM as a judge of whether two answers mean the same
     support   the LLM as a judge of whether a hop's pages state its answer (``hop_support``)
-    careful   a doubted hop read again, its pages' answering sentence copied first (``hop_support=careful``)
     steps     the line reader shared by the step-by-step formats (Self-Ask, GenSco)
 
 GenSco's and RA-ISF's prompts live with their graphs (:mod:`sunar.baselines`).

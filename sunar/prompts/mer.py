@@ -44,14 +44,6 @@ FINAL_ONLY = (
 )
 
 
-#: Asked when MER's answer is a bridge entity (``final_not_bridge``): an earlier hop's answer that a
-#: later sub-question names. On dev 1-100, 9 of S's final answers were one and 14 of Self-Ask's,
-#: none right; asked again, none of S's became right either (benchmarks/RESULTS.md), so it is off.
-NOT_BRIDGE = (
-    "{bridge} is the answer to the step \"{step}\", on the way to the answer, not the answer itself.\n" + FINAL_ONLY
-)
-
-
 #: An invented worked example, (documents, question, reasoning path, rationale, answer), given as
 #: a turn: the answer is what the question asks for, as a short phrase.
 EXAMPLE = (
@@ -89,10 +81,6 @@ def mer_messages(question: str, path: Sequence[tuple[str, str]], evidence: Seque
 
 def final_only_message(question: str) -> HumanMessage:
     return HumanMessage(FINAL_ONLY.format(question=question))
-
-
-def not_bridge_message(question: str, bridge: str, step: str) -> HumanMessage:
-    return HumanMessage(NOT_BRIDGE.format(question=question, bridge=bridge, step=step))
 
 
 _POSSESSIVE = re.compile(r"['’]s?\b")

@@ -78,7 +78,7 @@ FOLLOW_UP_ONLY = lines_format((f"{FOLLOW_UP} ", 200))
 
 def bridge_nudge(answer: str, sub_question: str) -> str:
     """Sent once when, after one hop, the final answer is that hop's answer while the question asks
-    more (``past_bridge``): a small model often stops at the hidden name it was asked for first."""
+    more (``unfit_answer=go_on``): a small model often stops at the hidden name it was asked for first."""
     return (
         f"'{answer}' answers only '{sub_question}': it is the hidden name, not yet what the question asks. "
         f"Ask the next simple question about {answer}. Write only '{FOLLOW_UP} <one simple question>'."

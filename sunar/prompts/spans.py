@@ -1,6 +1,7 @@
-"""Grounded answers: the spans of a hop's evidence an answer may be copied from, and the short-answer
-format restricted to them (:func:`grounded_schema`), so a small model decoding under its grammar
-cannot name an entity its documents do not contain. "unknown" is always allowed.
+"""Grounded final answers (``grounded_final``): the spans of the evidence MER's answer may be copied from
+(:func:`final_spans`), and the short-answer format restricted to them (:func:`choice_schema`), so a small
+model decoding under its grammar cannot name an entity its documents do not contain. "unknown" is
+always allowed.
 
 A span is a name (a run of capitalised words, joined by the lower-case particles names carry: "of",
 "de", "von", ...; with the region after a comma: "Missoula, Montana"), a date ("2 May 1934",
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 from sunar.prompts.answer import SCHEMA, UNKNOWN
 from sunar.prompts.structured import Schema, object_schema
-from sunar.text import MONTHS, normalize_answer
+from sunar.text import MONTHS
 
 #: Most spans offered: the grammar stays small, and the best documents' spans come first.
 MOST_SPANS = 300
@@ -86,60 +87,7 @@ def final_spans(question: str, answers: Sequence[str], evidence: Sequence[dict])
     return [s for s in found if s][:MOST_SPANS]
 
 
-def without_parts(allowed: Sequence[str], answers: Sequence[str]) -> list[str]:
-    """``allowed`` without the pieces of the answers: a span whose words run inside one of the
-    ``answers`` but are not all of it ("Bratislava" of "Academy of Performing Arts in Bratislava")."""
-    wholes = [f" {normalize_answer(a)} " for a in answers if a and a != UNKNOWN and normalize_answer(a)]
-
-    def piece(span: str) -> bool:
-        words = f" {normalize_answer(span)} "
-        return words.strip() != "" and any(words in whole and words != whole for whole in wholes)
-
-    return [s for s in allowed if not piece(s)]
-
-
 def choice_schema(allowed: Sequence[str]) -> Schema:
     """The short-answer format (:data:`sunar.prompts.answer.SCHEMA`'s field) whose answer is one of
     ``allowed``, or "unknown"."""
     return object_schema(answer=(*allowed, UNKNOWN))
-
-
-def grounded_schema(evidence: Sequence[dict]) -> Schema:
-    """:func:`choice_schema` of the evidence's spans."""
-    return choice_schema(spans(evidence))
-
-
-#: Titles before a name that a short answer leaves out ("Rabbi Dovber Schneuri" gives "Dovber Schneuri").
-_TITLES = re.compile(
-    r"^(?:Rabbi|King|Queen|Prince|Princess|Emperor|Empress|Pope|Sir|Dame|Lord|Lady|Dr\.?|Doctor|Professor|Prof\.|"
-    r"General|Colonel|Captain|President|Sultan|Shah|Duke|Duchess|Count|Countess|Baron|Bishop|Archbishop|Cardinal|Father|Mr\.|Mrs\.|Ms\.)\s+"
-)
-
-
-def _breaks_a_date_or_number(answer: str, atoms: Sequence[tuple[int, int]], part: str) -> bool:
-    """Whether ``part`` is only ever a piece of one of the answer's dates or numbers (``atoms``,
-    their spans in ``answer``), or cuts one ("April" or "1875" of "April 22, 1875"; "000" of "25,000")."""
-
-    def broken(a: int, b: int) -> bool:
-        return any((s <= a < e or s < b <= e) and (a, b) != (s, e) and not (a <= s and e <= b) for s, e in atoms)
-
-    starts = [m.start() for m in re.finditer(re.escape(part), answer)]
-    return bool(starts) and all(broken(a, a + len(part)) for a in starts)
-
-
-def parts(answer: str) -> list[str]:
-    """The shorter answers inside ``answer``: its names (a title dropped), dates, numbers and the
-    pieces between its commas, once each, in order, without the answer itself and without pieces
-    of a date or number. "Munich, Germany" gives "Munich" and "Germany"; "Thomas Hale died on
-    12 March 1871" gives "Thomas Hale" and "12 March 1871"."""
-    whole = _tidy(answer)
-    found: dict[str, None] = {}
-    names = _names(answer)
-    for name in [*names, *(_TITLES.sub("", n) for n in names)]:
-        found.setdefault(_tidy(name), None)
-    for m in [*DATE.finditer(answer), *_NUMBER.finditer(answer)]:
-        found.setdefault(_tidy(m.group(0)), None)
-    for piece in answer.split(","):
-        found.setdefault(_tidy(piece), None)
-    atoms = [m.span() for m in [*DATE.finditer(whole), *_NUMBER.finditer(whole)]]
-    return [p for p in found if p and p != whole and p.casefold() in whole.casefold() and not _breaks_a_date_or_number(whole, atoms, p)]

@@ -64,11 +64,6 @@ def judged_better(new: float | None, first: float | None) -> bool:
     return new is not None and (first is None or new > first)
 
 
-def ruled_out(question: str, answer: str) -> str:
-    """The sub-question asked again with an answer its pages did not state ruled out."""
-    return f"{question} (The answer is not {answer}.)"
-
-
 FITS_SYSTEM = (
     "You check whether a proposed answer answers a question. The steps show how it was found. Say yes if the "
     "proposed answer is what the question asks for. Say no if it is only a step on the way (a person or thing "

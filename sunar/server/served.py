@@ -27,24 +27,12 @@ from sunar.baselines.configuration import AnyConfiguration
 from sunar.cancel import stop_when_cancelled
 from sunar.errors import ConfigurationError
 from sunar.graph import build_graph
-from sunar.settings import LANGGRAPH_KEYS, Checked, Settings, own_keys
+from sunar.settings import LANGGRAPH_KEYS, Checked, Settings, fields_where, own_keys
 
 #: The server operator's fields (a path, a URL or a model to load) and the environment variables
 #: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.server.served`). A remote client of
 #: those graphs sets only the other fields; Python callers and the CLI set every field.
-OPERATOR_ENV: dict[str, str] = {
-    "llm": "SUNAR_LLM",
-    "scorer": "SUNAR_SCORER",
-    "nli": "SUNAR_NLI",
-    "index_dir": "SUNAR_INDEX_DIR",
-    "chroma_url": "SUNAR_CHROMA_URL",
-    "likelihood_llm": "SUNAR_LIKELIHOOD_LLM",
-    "escalate_llm": "SUNAR_ESCALATE_LLM",
-    "calibration": "SUNAR_CALIBRATION",
-    "llm_cache": "SUNAR_LLM_CACHE",
-    "openai_base_url": "SUNAR_OPENAI_BASE_URL",
-    "demonstration_pool": "SUNAR_DEMONSTRATION_POOL",
-}
+OPERATOR_ENV: dict[str, str] = fields_where(AnyConfiguration, "env")
 
 
 class _ClientFields(Checked):

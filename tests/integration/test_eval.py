@@ -155,17 +155,6 @@ def test_an_ablation_runs_in_the_same_run_from_the_same_llm_cache(tmp_path, demo
     assert json.loads((out / "run.json").read_text())["configuration"]["max_hops"] == 3  # the run's own value
 
 
-def test_a_planned_decomposition_is_recorded_with_the_path_it_gave(tmp_path, demo_index, demo_corpus, oracle):
-    s = settings(tmp_path, demo_index, demo_corpus, limit=2)
-    s.variants = ["sunar", "sunar+decomposition=plan"]
-    final = latest(read_predictions(run_eval(s, progress=False) / "predictions.jsonl"))
-    assert final[("demo-1", "sunar+decomposition=plan")]["plan"] == ["Who directed film Ronnie Rocket?", "Where was #1 born?"]
-    for q in ("demo-1", "demo-2"):
-        planned, stepped = final[(q, "sunar+decomposition=plan")], final[(q, "sunar")]
-        assert planned["reasoning_path"] == stepped["reasoning_path"] and planned["metrics"]["em"] == 1.0
-        assert "plan" not in stepped and planned["rationale"] == stepped["rationale"] == "from the evidence."
-
-
 @pytest.mark.slow
 def test_skip_runs_the_questions_after_the_first_n(tmp_path, demo_index, demo_corpus, oracle):
     s = settings(tmp_path, demo_index, demo_corpus, limit=1, skip=1)

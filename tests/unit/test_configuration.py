@@ -13,7 +13,7 @@ from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_
 from sunar.baselines.configuration import AnyConfiguration
 from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
 from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
-from sunar.configuration import CPU_PROFILE, Configuration
+from sunar.configuration import CPU_PROFILE, RETIRED, Configuration
 from sunar.errors import ConfigurationError, SunarError
 from sunar.graph import GRAPH_NAMES, build_graph
 from sunar.server import served
@@ -212,10 +212,19 @@ def test_a_committed_runs_recorded_settings_read_back_unchanged():
     newest = [r for r in recorded if "ra_isf_min_relevant" in r and "asu_batches" in r]
     assert len(newest) >= 3
     for configuration in newest:
-        assert set(configuration) <= set(AnyConfiguration.model_fields)
-        again = AnyConfiguration.as_recorded(configuration)
-        assert {k: str(again[k]).lower() for k in configuration} == {k: str(v).lower() for k, v in configuration.items()}  # "2", "true" as a --set gave them
+        assert set(configuration) <= set(AnyConfiguration.model_fields) | set(RETIRED)
+        again, kept = AnyConfiguration.as_recorded(configuration), {k: v for k, v in configuration.items() if k not in RETIRED}
+        assert {k: str(again[k]).lower() for k in kept} == {k: str(v).lower() for k, v in kept.items()}  # "2", "true" as a --set gave them
         assert set(Configuration.as_recorded(configuration)) == set(Configuration.model_fields)
+
+
+def test_a_removed_setting_is_one_line_that_says_so_and_a_run_that_used_it_cannot_be_read_back():
+    with pytest.raises(ConfigurationError, match="^configuration: past_bridge was measured, not kept and removed"):
+        Configuration.resolve({"past_bridge": True})
+    recorded = {"llm": EMBEDDED, "profile": "cpu", "samples": 3, "past_bridge": False, "hop_reading": "samples"}  # at the value the code has: dropped
+    assert "past_bridge" not in Configuration.as_recorded(recorded) and Configuration.as_recorded(recorded)["samples"] == 3
+    with pytest.raises(ConfigurationError, match="^configuration: hop_reading=documents was measured, not kept and removed"):
+        Configuration.as_recorded({**recorded, "hop_reading": "documents"})
 
 
 @pytest.mark.parametrize("route", ["context", "configurable"])
@@ -251,15 +260,15 @@ def config_listing(capsys, *argv: str) -> str:
 
 def test_sunar_config_lists_each_field_a_graph_reads_with_its_resolved_value(capsys):
     """`sunar config` shows a run's values (the cpu profile's with the embedded model), the default
-    where it differs, each description; the switches not kept only with --all; a graph's unread
+    where it differs, each description; the fields users set, the others with --all; a graph's unread
     fields never (Self-Ask reads no hop samples), a baseline's own fields with it."""
     out = config_listing(capsys)
     assert "sunar: profile cpu, LLM embedded:qwen2.5-1.5b" in out
     assert "  hop_samples = 3   (default: 0)\n" in out and "  budget = 16   (default: 100)\n" in out
-    assert "      b: documents scored per NAR batch." in out
-    assert "  past_bridge =" not in out and out.rstrip().endswith("past_bridge")
+    assert "      c: most documents scored per sub-question" in out
+    assert "  batch_size =" not in out and "more fields: --all lists them (" in out and "batch_size" in out.splitlines()[-1]
     every = config_listing(capsys, "--all")
-    assert "  past_bridge = false   [measured, not kept]\n" in every and "switches measured and not kept" not in every
+    assert "  batch_size = 8   (default: 16)\n" in every and "      b: documents scored per NAR batch." in every and "more fields" not in every
     assert "  hop_samples = 5   (default: 0)\n" in config_listing(capsys, "--set", "hop_samples=5", "--profile", "paper")
     self_ask = config_listing(capsys, "--variant", "self_ask")
     assert "  hop_samples" not in self_ask and "  demonstrations = 2   (default: 0)\n" in self_ask
@@ -270,12 +279,13 @@ def test_sunar_config_json_has_every_field_described_and_a_bad_graph_is_one_line
     import json
 
     from sunar.cli import main
-    from sunar.configuration import CPU_PROFILE, NOT_KEPT, SUNAR_ONLY
+    from sunar.configuration import ASU_FIELDS, CPU_PROFILE, MER_FIELDS, SUNAR_ONLY
 
     rows = json.loads(config_listing(capsys, "--all", "--json"))
-    assert {r["field"] for r in rows} >= NOT_KEPT and all(r["description"] for r in rows)
-    assert {r["field"] for r in rows if r["not_kept"]} == NOT_KEPT
-    assert NOT_KEPT <= SUNAR_ONLY and not NOT_KEPT & set(CPU_PROFILE)  # ablations: SUNAR's, in no profile
-    assert {r["field"] for r in rows if r["description"].startswith("Measured and not kept")} == NOT_KEPT  # as Studio shows them
+    assert {r["field"] for r in rows} == set(Configuration.model_fields) and all(r["description"] for r in rows)
+    assert ASU_FIELDS | MER_FIELDS <= SUNAR_ONLY and set(CPU_PROFILE) <= set(Configuration.model_fields)
+    assert not RETIRED.keys() & set(Configuration.model_fields)  # removed: no field, and none a profile sets
+    schema = build_graph("sunar").context_schema.model_json_schema()["properties"]  # the groups Studio's schema carries
+    assert schema["hop_support"]["reads"] == "asu" and schema["llm"]["env"] == "SUNAR_LLM" and "reads" not in schema["budget"]
     assert main(["config", "--variant", "nope", "--llm", "embedded:qwen2.5-1.5b"]) == 1
     assert capsys.readouterr().err.strip().startswith("error: unknown variant 'nope'; choose one of: sunar,")

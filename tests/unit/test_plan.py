@@ -1,10 +1,11 @@
-"""The planned decomposition (``decomposition="plan"``): its reader, its examples, its format's
-grammar, and the graphs that follow a plan, with a scripted LLM."""
+"""The planned decomposition (the second decomposition of ``replan_below``): its reader, its examples,
+its format's grammar, and the decompose node following a plan, with a scripted LLM."""
 
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm
-from sunar.graph import build_graph, describe_step
+from sunar.graph import describe_step
+from sunar.nodes.decompose import decompose
 from sunar.prompts.plan import NUDGE, SYSTEM, fill, parse_plan, plan_format, plan_messages, template
 from sunar.prompts.self_ask import EXAMPLES
 from sunar.prompts.self_ask import SYSTEM as SELF_ASK_SYSTEM
@@ -78,31 +79,36 @@ def test_the_plan_format_is_a_grammar_not_a_json_schema():
     assert gbnf(schema) == 'root ::= "1. " line("\\n2. " line("\\n3. " line)?)?\nline ::= [^\\n]{1,150}'
 
 
-def run(plan, variant="sunar_r", **config):
-    """The graph on QUESTION with ``plan`` (prompt -> reply) as the planner's replies."""
-    def answer(question, i):  # MER's, and the final answer call's (the question, with the path known so far)
-        return "Missoula" if question.startswith(("MER:", QUESTION)) else ANSWERS.get(question, "unknown")
+def run(plan, max_hops=4):
+    """The planned decomposition of QUESTION (the second one of ``replan_below``), step by step as the
+    decompose node gives it, each planned question answered from ANSWERS; ``plan`` (prompt -> reply)
+    is the planner. (What it gave: the plan, its hops and notes; the LLM.)"""
+    llm = scripted_llm(lambda prompt: "So the final answer is: Helena", lambda question, i: "unknown", plan=plan)
+    config = {"configurable": {"resources": resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS)), "max_hops": max_hops}}
+    state = {"question": QUESTION, "hops": [], "plan": [], "replanned": "planning"}
+    notes = []
+    while True:
+        update = decompose(state, config)
+        notes += update.get("notes") or []
+        state = {**state, "plan": update.get("plan", state["plan"])}
+        if not update.get("sub_question"):
+            return {"plan": state["plan"], "hops": state["hops"], "notes": notes}, llm
+        hop = {"question": update["sub_question"], "answer": ANSWERS.get(update["sub_question"], "unknown")}
+        state = {**state, "hops": [*state["hops"], hop]}
 
-    llm = scripted_llm(lambda prompt: "So the final answer is: Helena", answer, plan=plan)
-    res = resources(llm, TableScorer({"rr": 1.0, "dl": 0.9}), MemoryIndex(CORPUS, RANKINGS))
-    cfg = {"resources": res, "decomposition": "plan", "samples": 2, "calibration": "off", **config}
-    return build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg}), llm
 
-
-@pytest.mark.parametrize("variant", ["self_ask", "sunar_r", "sunar"])
-def test_the_plan_is_filled_in_hop_by_hop_and_answered_without_self_ask(variant):
-    out, llm = run(lambda prompt: GOOD, variant)
+def test_the_plan_is_filled_in_hop_by_hop_without_self_ask():
+    out, llm = run(lambda prompt: GOOD)
     assert out["plan"] == ["Who directed Ronnie Rocket?", "Where was #1 born?"]
     assert [(h["question"], h["answer"]) for h in out["hops"]] == [("Who directed Ronnie Rocket?", "David Lynch"), ("Where was David Lynch born?", "Missoula")]
-    assert out["answer"] == "Missoula"  # from the final step, never Self-Ask's scripted "Helena"
     assert sum(c.startswith(SYSTEM) for c in llm.calls) == 1 and not any(c.startswith(SELF_ASK_SYSTEM) for c in llm.calls)
-    assert not out.get("notes")
+    assert not out["notes"]
 
 
 def test_a_plan_that_begins_with_the_question_is_asked_for_once_more():
     replies = {False: f"1. {QUESTION}\n2. Where was #1 born?", True: GOOD}
     out, llm = run(lambda prompt: replies[prompt.endswith(NUDGE)])
-    assert out["plan"] == ["Who directed Ronnie Rocket?", "Where was #1 born?"] and out["answer"] == "Missoula"
+    assert out["plan"] == ["Who directed Ronnie Rocket?", "Where was #1 born?"] and out["hops"][-1]["answer"] == "Missoula"
     assert sum(c.startswith(SYSTEM) for c in llm.calls) == 2
     assert any("asked again, a new plan" in n for n in out["notes"])
 
@@ -128,11 +134,6 @@ def test_a_broken_plan_asks_the_question_itself():
 def test_the_hop_limit_bounds_the_plan():
     out, _ = run(lambda prompt: GOOD + "\n3. When was #2 founded?", max_hops=2)
     assert len(out["plan"]) == 2 and len(out["hops"]) == 2
-
-
-def test_self_ask_stays_the_default():
-    out, llm = run(lambda prompt: GOOD, decomposition="self_ask")
-    assert not out["plan"] and not any(c.startswith(SYSTEM) for c in llm.calls) and out["answer"] == "Helena"
 
 
 def test_the_stream_shows_the_plan():

@@ -4,10 +4,9 @@ and the judge says yes or no per answer."""
 
 import re
 
-from benchmarks.results_replan import AVOIDED, NAMED
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, judging, prompt_kind, resources, scripted_llm, whole_state
 from sunar.graph import build_graph, describe_step
-from sunar.replan import doubted, replanned
+from sunar.replan import replanned
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
 CORPUS = docs(
@@ -89,55 +88,3 @@ def test_the_stream_says_the_question_is_planned_again_and_which_answer_is_kept(
     assert describe_step("check", {"replanned": "done", "answer": "A"}, {}) == "of the two decompositions' answers, the first is kept: A"
 
 
-#: replan_avoid: Self-Ask's bridge is Mark Frost, whose pages the judge doubts; the plan asks who directed the film,
-#: which the model also reads as Mark Frost unless that answer is ruled out.
-MISREAD = {**HOPS, "Who made the film?": "Mark Frost", "Who directed Ronnie Rocket?": "Mark Frost",
-           "Who directed Ronnie Rocket? (The answer is not Mark Frost.)": "David Lynch", "Where was Mark Frost born?": "unknown"}
-
-
-def misreading(fitting, nothing_else=False):
-    """The judge doubts Mark Frost's pages and every final answer not in ``fitting``; with ``nothing_else``, the
-    pages read again without Mark Frost name nothing."""
-    hops = {**MISREAD, **({"Who directed Ronnie Rocket? (The answer is not Mark Frost.)": "unknown"} if nothing_else else {})}
-    base = judging(hops, ("Mark Frost", "Missoula"), fitting)
-
-    def answer(question: str, i: int) -> str:
-        return "no" if question.startswith("SUPPORT:") and question.endswith("= Mark Frost") else base(question, i)
-
-    return answer
-
-
-def run_avoiding(answer, **config):
-    llm = scripted_llm(stops_on_its_bridge, answer, plan=lambda prompt: PLAN)
-    res = resources(llm, TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
-    cfg = {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "asu_batches": False, "calibration": "off", "hop_support": "judge",
-           "replan_below": 0.5, **config}
-    return whole_state(build_graph("sunar"), {"question": QUESTION}, {"configurable": cfg})
-
-
-def test_the_planned_chain_leaves_the_first_answers_weakest_link_and_its_answer_is_taken():
-    out = run_avoiding(misreading({"Missoula"}), replan_avoid=True)
-    assert out["answer"] == "Missoula" and out["acted"] == "replanned"
-    first = out["hops"][0]
-    assert (first["answer"], first["avoided"], first["support"]) == ("David Lynch", "Mark Frost", 1.0)
-    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
-    said = [n for n in out["notes"] if AVOIDED in n]
-    assert said == ["the planned chain's answer 'Mark Frost' to 'Who directed Ronnie Rocket?' is the first answer's weakest link: "
-                    "read again without it, they name 'David Lynch'"] and NAMED in said[0]  # as the results tables read it
-    same = run_avoiding(misreading({"Missoula"}))  # off: the plan comes back to Mark Frost, and the first answer stays
-    assert same["answer"] == "Mark Frost" and same.get("acted") != "replanned" and "avoided" not in same["first_try"]["hops"][0]
-
-
-def test_a_weakest_link_the_pages_name_nothing_besides_stands():
-    out = run_avoiding(misreading({"Missoula"}, nothing_else=True), replan_avoid=True)
-    assert out["answer"] == "Mark Frost" and out.get("acted") != "replanned"
-    assert any(n.endswith("read again without it, its pages name nothing else, so it stands") for n in out["notes"])
-
-
-def test_the_doubted_answer_is_the_final_one_where_the_judge_doubts_it_most_else_the_least_supported_hops():
-    hops = [{"answer": "Mark Frost", "support": 0.3}, {"answer": "Missoula", "support": 0.9}, {"answer": "Lynch", "support": None}]
-    assert doubted({"answer": "Montana", "judged": {"answer_fits": 0.6}, "hops": hops}) == "Mark Frost"
-    assert doubted({"answer": "Montana", "judged": {"answer_fits": 0.3}, "hops": hops}) == "Montana"  # a tie: the final answer
-    assert doubted({"answer": "Montana", "judged": {"answer_fits": None}, "hops": hops}) == "Mark Frost"
-    assert doubted({"answer": "Montana", "judged": {"answer_fits": 0.2}, "hops": [{"answer": "X", "support": None}]}) == "Montana"
-    assert doubted({"answer": "unknown", "judged": {"answer_fits": 0.0}, "hops": hops}) is None and doubted({}) is None

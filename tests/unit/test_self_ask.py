@@ -4,12 +4,11 @@ import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
 from sunar.errors import SunarError
-from sunar.follow_ups import builds_on, describes_hidden, ends_on_bridge, loops_on_answer, remaining
+from sunar.follow_ups import builds_on, describes_hidden, loops_on_answer, remaining
 from sunar.graph import build_graph
 from sunar.prompts.answer import clean_answer
 from sunar.prompts.mer import parse_mer
 from sunar.prompts.self_ask import NUDGE, REPEAT_NUDGE, parse_self_ask
-from sunar.prompts.self_ask import SYSTEM as SELF_ASK_SYSTEM
 from sunar.text import restates, substituted
 
 
@@ -97,107 +96,8 @@ def test_repeated_follow_up_stops_decomposition():
     assert len(out["hops"]) == 1 and any("repeated a follow-up" in n for n in out["notes"])
 
 
-def test_a_repeated_follow_up_becomes_what_the_question_still_asks_with_rewrite_repeats():
-    answers = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
-    steps = ["Follow up: Who directed Ronnie Rocket?", "Follow up: who directed ronnie rocket", "So the final answer is: Missoula"]
-    for variant in ("sunar_r", "self_ask"):
-        out, _ = run(steps, variant, answer=lambda q, i: answers.get(q, "Helena"), rewrite_repeats=True)
-        assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"]
-        assert any("repeated a follow-up and, asked again, did not move on; asked instead what the question still asks: "
-                   "'Where was David Lynch born?'" in n for n in out["notes"])
-        assert out["answer"] == "Missoula"
-    out, _ = run(steps, answer=lambda q, i: answers.get(q, "Helena"))  # off: the decomposition stops
-    assert len(out["hops"]) == 1
 
 
-def test_a_repeat_then_the_bridge_as_the_final_answer_asks_what_is_left_with_rewrite_repeats():
-    """The small model's usual way out after repeating itself: "So the final answer is: David Lynch"."""
-    answers = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
-
-    def self_ask(prompt):
-        transcript = prompt.rsplit("Question:", 1)[1]
-        if transcript.count("Intermediate answer:") == 0:
-            return "Follow up: Who directed Ronnie Rocket?"
-        if "Where was David Lynch born?" in transcript:
-            return "So the final answer is: Missoula"
-        return "So the final answer is: David Lynch" if REPEAT_NUDGE in prompt else "Follow up: Who directed Ronnie Rocket?"
-
-    def go(**settings):
-        return _graph(self_ask, lambda q, i: answers.get(q, "Helena"), "self_ask", "Where was the director of Ronnie Rocket born?", samples=2, **settings)[0]
-
-    out = go(rewrite_repeats=True)
-    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
-    assert any("asked again, ended; asked instead what the question still asks" in n for n in out["notes"])
-    assert go()["answer"] == "David Lynch"  # off: the bridge is the answer
-
-
-def _bridge_model(after_nudge, first="Follow up: Who directed Ronnie Rocket?", end="So the final answer is: David Lynch"):
-    """A Self-Ask model that ends on the first hop's answer, and after the bridge nudge says ``after_nudge``."""
-
-    def self_ask(prompt):
-        transcript = prompt.rsplit("Question:", 1)[1]
-        if "it is the hidden name" in prompt:
-            return after_nudge
-        if transcript.count("Intermediate answer:") == 0:
-            return first
-        return "So the final answer is: Missoula" if "Where was David Lynch born?" in transcript else end
-
-    return self_ask
-
-
-BRIDGE_ANSWERS = {"Who directed Ronnie Rocket?": "David Lynch", "Who made the film?": "David Lynch", "Where was David Lynch born?": "Missoula"}
-Q_BRIDGE = "Where was the director of Ronnie Rocket born?"
-
-
-def _bridge_run(self_ask, variant="self_ask", question="Where was the director of Ronnie Rocket born?", **settings):
-    return _graph(self_ask, lambda q, i: BRIDGE_ANSWERS.get(q, "Helena"), variant, question, samples=2, **settings)[0]
-
-
-@pytest.mark.parametrize("variant", ["self_ask", "sunar_r"])
-def test_a_chain_ending_on_its_bridge_asks_what_the_question_still_asks_with_past_bridge(variant):
-    model = _bridge_model("Follow up: Where was Ronnie Rocket filmed?")  # the nudge is not needed
-    out = _bridge_run(model, variant, past_bridge=True)
-    assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
-    assert any("ended on the first hop's answer 'David Lynch'" in n and "asked instead what the question still asks: 'Where was David Lynch born?'" in n
-               for n in out["notes"])
-    assert _bridge_run(model, variant)["answer"] == "David Lynch"  # off: the bridge is the answer
-
-
-UNNAMED = "Follow up: Who made the film?"  # shares no name with the question: no part of it to replace
-
-
-def test_without_a_part_to_replace_self_ask_is_asked_for_the_next_step():
-    out = _bridge_run(_bridge_model("Follow up: Where was David Lynch born?", first=UNNAMED), past_bridge=True)
-    assert [h["question"] for h in out["hops"]] == ["Who made the film?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
-    assert any("asked for the next step, it asked 'Where was David Lynch born?'" in n for n in out["notes"])
-
-
-@pytest.mark.parametrize(
-    "after_nudge",
-    ["Follow up: Who made the film?", "Follow up: Where was Ronnie Rocket filmed?", "So the final answer is: David Lynch"],
-    ids=["a repeat", "not about the bridge", "not a follow-up"],
-)
-def test_the_bridge_stands_when_no_next_step_is_found(after_nudge):
-    out = _graph(_bridge_model(after_nudge, first=UNNAMED), lambda q, i: "David Lynch", "self_ask", Q_BRIDGE, samples=2, past_bridge=True)[0]
-    assert len(out["hops"]) == 1 and out["answer"] == "David Lynch"
-    assert any("no next step was found, so it stands" in n for n in out["notes"])
-
-
-def test_a_bridge_reached_by_going_round_it_is_also_asked_past_with_end_loops():
-    model = _bridge_model("Follow up: Where was David Lynch born?", end="Follow up: Who is David Lynch?")
-    out = _bridge_run(model, past_bridge=True, end_loops=True)
-    assert out["answer"] == "Missoula" and len(out["hops"]) == 2
-    assert _bridge_run(model, end_loops=True)["answer"] == "David Lynch"
-
-
-def test_ends_on_bridge():
-    hop = [{"question": "Who directed Ronnie Rocket?", "answer": "David Lynch"}]
-    question = "Where was the director of Ronnie Rocket born?"
-    assert ends_on_bridge("david lynch", hop, question)
-    assert not ends_on_bridge("Missoula", hop, question)  # another answer
-    assert not ends_on_bridge("unknown", [{**hop[0], "answer": "unknown"}], question)
-    assert not ends_on_bridge("David Lynch", [{"question": question, "answer": "David Lynch"}], question)  # the hop asked it all
-    assert not ends_on_bridge("David Lynch", [*hop, {"question": "Who is David Lynch?", "answer": "David Lynch"}], question)  # two hops
 
 
 def test_what_the_question_still_asks_once_each_hop_s_part_is_answered():
@@ -303,41 +203,6 @@ def test_repeated_follow_up_is_asked_again_once(after_nudge, hops, answer):
     out, _ = _run_with(_repeat_then(after_nudge))
     assert len(out["hops"]) == hops and out["answer"] == answer
     assert any("repeated a follow-up; asked again" in n for n in out["notes"])
-
-
-def test_a_repeated_follow_up_gives_way_to_the_most_frequent_new_step_sampled_with_repeat_samples():
-    """After one hop the model asks its first follow-up again (greedily, and in one sample of five); two
-    samples ask where he was born, one goes round the answer, one names no answer found."""
-    answers = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": "Missoula"}
-    sampled = {1: "Where was David Lynch born?", 2: "Who is David Lynch?", 3: "Where was David Lynch born?", 4: "Where was Ronnie Rocket made?"}
-
-    def go(samples, variant="self_ask", second=sampled):
-        def self_ask(prompt, i):
-            transcript = prompt.rsplit("Question:", 1)[1]
-            if transcript.count("Intermediate answer:") == 0:
-                return "Follow up: Who directed Ronnie Rocket?"
-            if "Where was David Lynch born?" in transcript:
-                return "So the final answer is: Missoula"
-            if REPEAT_NUDGE in prompt:
-                return "So the final answer is: David Lynch"
-            return f"Follow up: {second.get(i, 'Who directed Ronnie Rocket?')}"
-
-        llm = scripted_llm(lambda prompt: "", lambda q, i: answers.get(q, "Helena"))
-        script = llm.chat.script
-        llm.chat.script = lambda prompt, i: self_ask(prompt, i) if prompt.startswith(SELF_ASK_SYSTEM) else script(prompt, i)
-        res = resources(llm, TableScorer({"d1": 1.0, "d2": 0.5}), MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.0)]))
-        config = {"configurable": {"resources": res, "samples": 2, "repeat_samples": samples, "end_loops": True}}
-        return build_graph(variant).invoke({"question": "Where was the director of Ronnie Rocket born?"}, config), llm
-
-    for variant in ("self_ask", "sunar_r"):  # the decomposition both graphs share
-        out, llm = go(5, variant)
-        assert [h["question"] for h in out["hops"]] == ["Who directed Ronnie Rocket?", "Where was David Lynch born?"] and out["answer"] == "Missoula"
-        assert "Self-Ask repeated a follow-up; of 5 steps sampled, the most frequent new one is taken: 'Where was David Lynch born?'" in out["notes"]
-        assert not any(REPEAT_NUDGE in c for c in llm.calls)
-    stuck, llm = go(5, second={2: "Who is David Lynch?"})  # no sample is a new step that builds on the answer: asked again, as without
-    assert len(stuck["hops"]) == 1 and stuck["answer"] == "David Lynch" and any(REPEAT_NUDGE in c for c in llm.calls)
-    off, _ = go(0)
-    assert len(off["hops"]) == 1 and off["answer"] == "David Lynch"
 
 
 @pytest.mark.parametrize(

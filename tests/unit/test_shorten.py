@@ -1,12 +1,11 @@
-"""``short_answer``: the final answer cut to the part of it the question asks for, decoded as one of
-the answer's own spans; with a scripted LLM."""
+"""The rule-based clean-up of the final answer (``shorten``: no call), each rule alone and in both graphs;
+with a scripted LLM."""
 
 import pytest
 
 from fakes import MemoryIndex, TableNLI, TableScorer, docs, resources, scripted_llm
 from sunar.graph import build_graph, describe_step
 from sunar.nodes.shorten import shorten
-from sunar.prompts.spans import parts
 
 QUESTION = "Where was the director of Ronnie Rocket born?"
 CORPUS = docs(
@@ -16,89 +15,32 @@ CORPUS = docs(
 RANKINGS = {"Who directed Ronnie Rocket?": [("rr", 3.0)], "Where was David Lynch born?": [("dl", 3.0)]}
 
 
-@pytest.mark.parametrize(
-    ("answer", "expected"),
-    [
-        ("Munich, Germany", ["Munich", "Germany"]),
-        ("Gustaf Molander was born in Helsingfors", ["Gustaf Molander", "Helsingfors"]),
-        ("Hector Macpherson Sr. was born on April 22, 1875", ["Hector Macpherson Sr", "April 22, 1875"]),
-        ("Rabbi Dovber Schneuri", ["Dovber Schneuri"]),
-        ("Chen Zheng and Chen Yuanguang", ["Chen Zheng", "Chen Yuanguang"]),
-        ("St. Louis, Missouri", ["St. Louis", "Missouri"]),
-        ("3 May 1994 in Paris", ["Paris", "3 May 1994"]),
-        ("Łódź, Poland", ["Łódź", "Poland"]),  # capitals beyond Latin-1 begin names too
-        # nothing shorter: one name, a date or a number is never cut into pieces, lower-case words have no spans
-        ("Boris Yeltsin", []),
-        ("Jasna Žalica", []),  # one name, not "Jasna" and a lower-case word
-        ("April 22, 1875", []),
-        ("25,000", []),
-        ("heart attack", []),
-    ],
-)
-def test_the_parts_of_an_answer(answer, expected):
-    assert parts(answer) == expected
+def script():
+    """A model that answers nothing: the rules make no call."""
+    return scripted_llm(lambda prompt: "So the final answer is: unknown", lambda question, i: "unknown")
 
 
-def script(cut: dict[str, str]):
-    def answer(question: str, i: int) -> str:
-        if question.startswith("SHORTEN:"):
-            return cut.get(question.removeprefix("SHORTEN:"), "unknown")
-        return "unknown"
-
-    return scripted_llm(lambda prompt: "So the final answer is: unknown", answer)
-
-
-def node(answer: str, cut: dict[str, str], **config):
-    llm = script(cut)
+def node(answer: str, **config):
+    llm = script()
     res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
-    update = shorten({"question": QUESTION, "answer": answer}, {"configurable": {"resources": res, "short_answer": True, **config}})
+    update = shorten({"question": QUESTION, "answer": answer}, {"configurable": {"resources": res, **config}})
     return update, llm
 
 
-def test_the_answer_is_cut_to_the_chosen_part_decoded_among_the_answers_own_spans():
-    update, llm = node("Missoula, Montana", {"Missoula, Montana": "Missoula"})
-    assert update["answer"] == "Missoula" and "cut to what the question asks for" in update["notes"][0]
-    assert llm.schemas[-1]["properties"]["answer"]["enum"] == ["Missoula, Montana", "Missoula", "Montana", "unknown"]
-    assert update["usage"]["calls"] == {"shorten": 1}
-
-
-def test_a_reply_that_is_no_part_of_the_answer_keeps_it():
-    for reply in ["Missoula, Montana", "unknown", "Brooklyn"]:
-        update, _ = node("Missoula, Montana", {"Missoula, Montana": reply}, structured_output=False)
-        assert "answer" not in update
-
-
-def test_no_call_when_off_unknown_or_nothing_shorter():
-    for answer, config in [("Missoula, Montana", {"short_answer": False}), ("unknown", {}), ("Boris Yeltsin", {}), ("", {})]:
-        update, llm = node(answer, {answer: "Missoula"}, **config)
-        assert "answer" not in update and not llm.calls
-
-
-def graph_config(final: str, cut: str = "", last: str = "") -> dict:
+def graph_config(final: str, last: str = "") -> dict:
     """A scripted run of either graph whose chain (or its last hop only: ``last``), MER and Self-Ask
-    all end with ``final``, and whose shorten call cuts it to ``cut``."""
+    all end with ``final``."""
 
     def self_ask(prompt: str) -> str:
         found = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
         return ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David Lynch born?", f"So the final answer is: {final}"][min(found, 2)]
 
     def answer(question: str, i: int) -> str:
-        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": last or final, "MER:" + QUESTION: final, f"SHORTEN:{final}": cut}
+        table = {"Who directed Ronnie Rocket?": "David Lynch", "Where was David Lynch born?": last or final, "MER:" + QUESTION: final}
         return table.get(question, "unknown")
 
     res = resources(scripted_llm(self_ask, answer), TableScorer({"rr": 0.9, "dl": 0.8}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     return {"resources": res, "batch_size": 2, "budget": 2, "samples": 2, "calibration": "off"}
-
-
-@pytest.mark.parametrize("variant", ["sunar", "self_ask"])
-def test_the_graph_cuts_its_final_answer_after_the_vote(variant):
-    cfg = graph_config("Missoula, Montana", "Missoula")
-    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": cfg})["answer"] == "Missoula, Montana"
-    steps = list(build_graph(variant).stream({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}}, stream_mode="updates"))
-    update = next(u["shorten"] for u in steps if "shorten" in u)
-    assert update["answer"] == "Missoula"
-    assert describe_step("shorten", update, {}) == "answer now Missoula: the answer 'Missoula, Montana' was cut to what the question asks for"
-    assert build_graph(variant).invoke({"question": QUESTION}, {"configurable": {**cfg, "short_answer": True}})["answer"] == "Missoula"
 
 
 @pytest.mark.parametrize(
@@ -124,19 +66,12 @@ def test_an_answer_without_its_country(question, answer, expected):
 
 
 def test_drop_country_is_a_rule_with_no_call_and_a_note():
-    update, llm = node("Munich, Germany", {}, short_answer=False, drop_country=True)
+    update, llm = node("Munich, Germany", drop_country=True)
     assert update["answer"] == "Munich" and update["notes"] == ["the country was dropped from the answer 'Munich, Germany'"]
     assert not llm.calls
     for answer, config in [("Munich, Germany", {"drop_country": False}), ("unknown", {"drop_country": True}), ("Munich", {"drop_country": True})]:
-        update, llm = node(answer, {}, short_answer=False, **config)
+        update, llm = node(answer, **config)
         assert "answer" not in update and not llm.calls
-
-
-def test_drop_country_follows_the_models_cut():
-    update, llm = node("Ronnie Rocket's director was born in Missoula, United States", {"Ronnie Rocket's director was born in Missoula, United States": "Missoula, United States"}, drop_country=True)
-    assert len(llm.calls) == 1
-    assert update["answer"] == "Missoula"
-    assert [n.split(" ")[1] for n in update["notes"]] == ["answer", "country"]
 
 
 @pytest.mark.parametrize("variant", ["sunar", "self_ask"])
@@ -182,7 +117,7 @@ def test_one_answer_cuts_a_list_after_the_country_with_a_note_and_no_call():
         {"question": "Who started out on AC radio?", "answer": "Michael Bublé and Josh Groban", "batches": [],
          "evidence": [{"id": "ac", "title": "Adult contemporary music", "text": ON_AC.split(".")[0], "score": 1.0}],
          "samples": ["Michael Bublé and Josh Groban", "Michael Bublé"]}]}
-    llm = script({})
+    llm = script()
     res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     update = shorten(state, {"configurable": {"resources": res, "one_answer": True}})
     assert update["answer"] == "Michael Bublé" and not llm.calls  # held on its own by a sample
@@ -239,7 +174,7 @@ def test_page_form_is_a_rule_with_no_call_and_a_note_after_the_list_rule():
     assert by_rule(state, "22 February 1720", Configuration()) == ("February 22, 1720", ["the answer '22 February 1720' was written as its pages write it"])
     assert by_rule(state, "22 February 1720", Configuration(page_form=False)) == ("22 February 1720", [])
     assert by_rule(state, "unknown", Configuration()) == ("unknown", [])
-    llm = script({})
+    llm = script()
     res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     update = shorten({**state, "answer": "22 February 1720"}, {"configurable": {"resources": res}})
     assert update["answer"] == "February 22, 1720" and not llm.calls
@@ -322,7 +257,7 @@ def test_whole_last_is_a_rule_with_no_call_and_a_note_before_the_country_is_drop
     note = "the answer 'Bratislava, Slovakia' is only the end of the last hop's answer 'Academy of Performing Arts in Bratislava, Slovakia', which was taken"
     assert by_rule(state, "Bratislava, Slovakia", Configuration(drop_country=True)) == (  # on by default
         "Academy of Performing Arts in Bratislava", [note, "the country was dropped from the answer 'Academy of Performing Arts in Bratislava, Slovakia'"])
-    llm = script({})
+    llm = script()
     res = resources(llm, TableScorer({}), MemoryIndex(CORPUS, RANKINGS), nli=TableNLI())
     update = shorten({**state, "answer": "Bratislava, Slovakia"}, {"configurable": {"resources": res, "drop_country": False}})
     assert update["answer"] == "Academy of Performing Arts in Bratislava, Slovakia" and update["notes"] == [note] and not llm.calls

@@ -270,7 +270,7 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
     from sunar.configuration import CPU_PROFILE, SUNAR_ONLY, Configuration
 
-    judged = [c for c in trust.candidates("auto") if (c.get("configuration") or {}).get("hop_support") in ("judge", "cut", "cut_uncertain")]
+    judged = [c for c in trust.candidates("auto") if (c.get("configuration") or {}).get("hop_support") in ("judge", "cut_uncertain")]
     shipped = {trust.graph_of(c): c for c in trust.candidates("auto") if c not in judged}
     assert set(shipped) >= {"sunar", "self_ask", "sunar_r", "sunar_no_asu", "gensco", "ra_isf", "rag"}
     corpus = shipped["sunar"]["corpus"]["sha256"]
@@ -304,30 +304,29 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     # S with each hop judged against its pages and its answer against the question; the same where a doubted answer
     # acts (unfit_answer=both); and where a weak answer is decomposed again (replan_below, the cpu profile's S, fitted
     # on its whole-graph dev 1-100 run): each its own calibration, fitted on dev 1-100 on the chain's weakest link
-    # alone; S with every hop read once more cut short (hop_support=cut); and the cpu profile's S since, which so reads
-    # only the hops its judge doubts or whose answers split (hop_support=cut_uncertain), fitted on its dev 1-100 run
+    # alone; and the cpu profile's S since, which reads once more, cut short, the hops its judge doubts or whose answers
+    # split (hop_support=cut_uncertain), fitted on its dev 1-100 run
     def settings(c):
         k = c["configuration"]
         return k["hop_support"], k.get("unfit_answer", "keep"), float(k.get("replan_below", 0.0))  # a variant's switch is recorded as written
 
     by = {settings(c): c for c in judged}
-    hops, unfit, replan, cut = by["judge", "keep", 0.0], by["judge", "both", 0.0], by["judge", "both", 0.55], by["cut", "both", 0.0]
+    hops, unfit, replan = by["judge", "keep", 0.0], by["judge", "both", 0.0], by["judge", "both", 0.55]
     profile = by["cut_uncertain", "both", 0.55]
     for calibration, runs in ((hops, ["dev100-chain-support-qwen1.5b-cpu"]), (unfit, ["dev100-unfit-qwen1.5b-cpu", *reruns]),
-                              (replan, ["dev100-today-qwen1.5b-cpu"]), (cut, ["dev100-cut-qwen1.5b-cpu"]),
+                              (replan, ["dev100-today-qwen1.5b-cpu"]),
                               (profile, ["dev100-cut-uncertain-calibrated-qwen1.5b-cpu"])):
         assert trust.graph_of(calibration) == "sunar" and calibration["fitted_on"] == 100 and calibration["features"] == ["chain_support"]
         assert calibration["runs"] == runs
-    assert len(by) == len(judged) == 5
+    assert len(by) == len(judged) == 4
     assert trust.choose("auto", "sunar", defaults, corpus, Configuration.as_recorded) == (profile, "")  # the cpu profile's S
     judge = {**defaults, "hop_support": "judge"}
     assert trust.choose("auto", "sunar", judge, corpus, Configuration.as_recorded) == (replan, "")
     assert trust.choose("auto", "sunar", {**judge, "replan_below": 0.0}, corpus, Configuration.as_recorded) == (unfit, "")
     assert trust.choose("auto", "sunar", {**judge, "replan_below": 0.0, "unfit_answer": "keep"}, corpus, Configuration.as_recorded) == (hops, "")
     assert trust.choose("auto", "sunar", {**defaults, "unfit_answer": "choose"}, corpus, Configuration.as_recorded)[0] is None
-    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "reread"}, corpus, Configuration.as_recorded)[0] is None
-    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "cut", "replan_below": 0.0}, corpus, Configuration.as_recorded) == (cut, "")
-    assert switches_of(cut, CPU_PROFILE) == ["hop_support=cut", "replan_below=0.0"]
+    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "escalate"}, corpus, Configuration.as_recorded)[0] is None
+    assert switches_of(hops, CPU_PROFILE) == ["hop_support=judge", "unfit_answer=keep", "replan_below=0.0"]
     assert switches_of(hops, CPU_PROFILE) == ["hop_support=judge", "unfit_answer=keep", "replan_below=0.0"]
     assert switches_of(unfit, CPU_PROFILE) == ["hop_support=judge", "replan_below=0.0"]
     assert switches_of(replan, CPU_PROFILE) == ["hop_support=judge"] and switches_of(profile, CPU_PROFILE) == []
