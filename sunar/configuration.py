@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from sunar.models.openai_compat import DEFAULT_OPENAI_URL
-from sunar.models.specs import check_specs
+from sunar.models.specs import AUTO, check_specs
 from sunar.settings import INJECTED_LLM, Settings, fields_where, group
 
 #: Smaller settings for the embedded CPU model (a 1.5B model at ~12 tokens/s): fewer samples and a
@@ -54,7 +54,7 @@ class Configuration(Settings):
     retired = RETIRED
 
     # --- models -------------------------------------------------------------------------------
-    llm: str = Field("auto", description="Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
+    llm: str = Field(AUTO, description="Generative LLM: 'ollama:<model>' (e.g. ollama:llama3.1, ollama:mistral), "
         "'embedded:<name>' (llama.cpp, qwen2.5-1.5b or qwen2.5-0.5b, shipped as PyPI packages), 'openai:<model>' (any "
         "OpenAI-compatible server, at openai_base_url), or 'auto' (Ollama llama3.1 when its server answers and has the "
         "model, else embedded). Served graphs: SUNAR_LLM in the server's environment.", json_schema_extra=group(env="SUNAR_LLM", common=True))

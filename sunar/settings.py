@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from sunar.errors import ConfigurationError
 from sunar.models.providers import resolve_llm
+from sunar.models.specs import AUTO
 
 #: Keys LangGraph itself puts beside the configuration in a run's ``configurable``/``context``.
 LANGGRAPH_KEYS = frozenset(["thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "run_id", "assistant_id", "graph_id", "user_id", "cron_id"])
@@ -121,10 +122,10 @@ class Settings(Checked):
     @classmethod
     def _with_profile(cls, data: dict[str, Any]) -> dict[str, Any]:
         """The profile's values for the fields ``data`` does not set; ``profile`` resolved."""
-        profile = data.get("profile", "auto")
-        if profile == "auto":
-            llm = data.get("llm", "auto")
-            if llm == "auto":
+        profile = data.get("profile", AUTO)
+        if profile == AUTO:
+            llm = data.get("llm", AUTO)
+            if llm == AUTO:
                 llm = data["llm"] = _auto_llm()
             profile = "cpu" if isinstance(llm, str) and llm.startswith("embedded:") else "paper"
         profiles = cls.profiles()
@@ -220,7 +221,7 @@ def _runtime_context() -> Any:
 @functools.cache
 def _auto_llm() -> str:
     """What ``llm="auto"`` means in this process (decided once: the Ollama probe takes a moment)."""
-    return resolve_llm("auto")[0]
+    return resolve_llm(AUTO)[0]
 
 
 def _frozen(values: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:

@@ -13,7 +13,6 @@ All providers short-cut answers that are equal after normalisation (no model cal
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -23,10 +22,9 @@ from typing import Literal, Protocol
 from sunar.errors import ModelUnavailable
 from sunar.models.embedder import hf_cached
 from sunar.models.llm import LLM
+from sunar.models.specs import AUTO, chosen
 from sunar.prompts import nli as judge_prompt
 from sunar.text import normalize_answer
-
-log = logging.getLogger("sunar")
 
 Relation = Literal["equivalent", "neutral", "contradiction"]
 CACHED_NLI_CANDIDATES = ("microsoft/deberta-large-mnli", "roberta-large-mnli", "FacebookAI/roberta-large-mnli")
@@ -155,7 +153,7 @@ class LLMJudgeNLI(_Cached):
 
 
 def resolve_nli(spec: str) -> tuple[str, str]:
-    if spec != "auto":
+    if spec != AUTO:
         return spec, "configured"
     for name in CACHED_NLI_CANDIDATES:
         if hf_cached(name):
@@ -164,10 +162,7 @@ def resolve_nli(spec: str) -> tuple[str, str]:
 
 
 def make_nli(spec: str, llm: LLM | None) -> NLI:
-    resolved, reason = resolve_nli(spec)
-    if spec == "auto":
-        log.info("nli auto -> %s (%s)", resolved, reason)
-    kind, _, name = resolved.partition(":")
+    kind, name = chosen(spec, resolve_nli, "nli")
     if kind == "hf":
         return HFNLI(name)
     if kind == "llm":

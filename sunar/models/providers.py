@@ -10,21 +10,18 @@ A string names a real model only: test doubles are injected as objects, never by
 
 from __future__ import annotations
 
-import logging
-
 from sunar.errors import ModelUnavailable
 from sunar.models import gguf
 from sunar.models.embedded import EmbeddedLLM
 from sunar.models.llm import LLM
 from sunar.models.ollama import DEFAULT_OLLAMA_MODEL, OLLAMA_URL, OllamaLLM, ollama_error, ollama_has, ollama_models
 from sunar.models.openai_compat import DEFAULT_OPENAI_URL, OpenAICompatLLM
-
-log = logging.getLogger("sunar")
+from sunar.models.specs import AUTO, chosen
 
 
 def resolve_llm(spec: str) -> tuple[str, str]:
     """Turn 'auto' into a concrete spec. Returns (spec, reason)."""
-    if spec != "auto":
+    if spec != AUTO:
         return spec, "configured"
     names = ollama_models()
     if names is None:
@@ -37,10 +34,7 @@ def resolve_llm(spec: str) -> tuple[str, str]:
 def make_llm(spec: str, openai_base_url: str = DEFAULT_OPENAI_URL) -> LLM:
     """Build the LLM named by ``spec`` (see the module docstring); an ``openai:`` model is asked
     on the server at ``openai_base_url``."""
-    resolved, reason = resolve_llm(spec)
-    if spec == "auto":
-        log.info("llm auto -> %s (%s)", resolved, reason)
-    kind, _, name = resolved.partition(":")
+    kind, name = chosen(spec, resolve_llm, "llm")
     if kind == "ollama":
         model = name or DEFAULT_OLLAMA_MODEL
         names = ollama_models()

@@ -13,7 +13,6 @@ absolute relevance value, never one normalised within a batch.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Protocol
@@ -22,9 +21,8 @@ import numpy as np
 
 from sunar.errors import ModelUnavailable
 from sunar.models.embedder import Embedder, hf_cached, package_folder
+from sunar.models.specs import AUTO, chosen
 from sunar.text import Document
-
-log = logging.getLogger("sunar")
 
 PAPER_CROSS_ENCODER = "nreimers/mmarco-mMiniLMv2-L12-H384-v1"
 OFFLINE_DEFAULT = "hybrid"
@@ -136,7 +134,7 @@ class HybridScorer:
 
 
 def resolve_scorer(spec: str) -> tuple[str, str]:
-    if spec != "auto":
+    if spec != AUTO:
         return spec, "configured"
     if hf_cached(PAPER_CROSS_ENCODER):
         return f"cross-encoder:{PAPER_CROSS_ENCODER}", "the paper's cross-encoder is cached"
@@ -144,10 +142,7 @@ def resolve_scorer(spec: str) -> tuple[str, str]:
 
 
 def make_scorer(spec: str, embedder: Embedder | None = None) -> Scorer:
-    resolved, reason = resolve_scorer(spec)
-    if spec == "auto":
-        log.info("scorer auto -> %s (%s)", resolved, reason)
-    kind, _, name = resolved.partition(":")
+    kind, name = chosen(spec, resolve_scorer, "scorer")
     if kind == "cross-encoder":
         return CrossEncoderScorer(name or PAPER_CROSS_ENCODER)
     if kind == "dense":

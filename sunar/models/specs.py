@@ -7,18 +7,44 @@ clear line before an index is built or a model loaded. What each form means is i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from sunar.errors import ConfigurationError
 from sunar.models import gguf
 
+log = logging.getLogger("sunar")
+
 SCORER_KINDS = ("cross-encoder", "hybrid", "splade", "dense")
+#: The model choice that picks the best one available here (each role says how, and logs its pick).
+AUTO = "auto"
+
+
+class Spec(NamedTuple):
+    """A model choice (``llm``, ``scorer``, ``nli``, ...) parsed once: ``kind:name`` ("embedded:qwen2.5-1.5b",
+    "cross-encoder:<name>", "hybrid", "auto")."""
+
+    kind: str
+    name: str
+
+    @classmethod
+    def parse(cls, spec: str) -> Spec:
+        kind, _, name = spec.partition(":")
+        return cls(kind, name)
+
+
+def chosen(spec: str, resolve: Callable[[str], tuple[str, str]], role: str) -> Spec:
+    """``spec`` with ``auto`` resolved by ``resolve`` (-> (spec, why)), the pick logged, and parsed."""
+    resolved, reason = resolve(spec)
+    if spec == AUTO:
+        log.info("%s auto -> %s (%s)", role, resolved, reason)
+    return Spec.parse(resolved)
 
 
 def check_llm(spec: str, field: str = "llm") -> None:
-    kind, _, name = spec.partition(":")
-    if spec == "auto" or kind == "ollama":
+    kind, name = Spec.parse(spec)
+    if spec == AUTO or kind == "ollama":
         return
     if kind == "openai":
         if not name.strip():
@@ -37,8 +63,8 @@ def check_specs(values: Mapping[str, Any], injected: str | None = None) -> None:
     fields) that names nothing the product can build, or a :class:`SunarError` when the
     calibration file is missing or is none. An ``llm`` that is the ``injected`` LLM's name (a
     ready model a Python caller passed in) is not a spec and is not checked."""
-    if values.get("llm", "auto") != injected:
-        check_llm(str(values.get("llm", "auto")))
+    if values.get("llm", AUTO) != injected:
+        check_llm(str(values.get("llm", AUTO)))
     if values.get("likelihood_llm"):
         check_llm(str(values["likelihood_llm"]), "likelihood_llm")
     if values.get("escalate_llm"):
@@ -46,15 +72,15 @@ def check_specs(values: Mapping[str, Any], injected: str | None = None) -> None:
     elif (field := next((f for f in ("hop_support", "unfit_answer") if str(values.get(f, "")).startswith("escalate")), None)) is not None:
         raise ConfigurationError(f"{field}={values[field]} needs escalate_llm, the larger model that reads a doubted answer again "
                                  "(e.g. --set escalate_llm=ollama:llama3.1)")
-    scorer = str(values.get("scorer", "auto"))
-    if scorer != "auto" and scorer.partition(":")[0] not in SCORER_KINDS:
+    scorer = str(values.get("scorer", AUTO))
+    if scorer != AUTO and Spec.parse(scorer).kind not in SCORER_KINDS:
         raise ConfigurationError(f"unknown scorer '{scorer}'; use auto, cross-encoder:<name>, hybrid, splade or dense")
-    nli = str(values.get("nli", "auto"))
-    kind, _, name = nli.partition(":")
-    if nli != "auto" and kind != "llm" and not (kind == "hf" and name.strip()):
+    nli = str(values.get("nli", AUTO))
+    kind, name = Spec.parse(nli)
+    if nli != AUTO and kind != "llm" and not (kind == "hf" and name.strip()):
         raise ConfigurationError(f"unknown nli '{nli}'; use auto, llm or hf:<name or path of an MNLI classifier>")
-    calibration = values.get("calibration", "auto")
-    if calibration not in ("", "off", "auto"):
+    calibration = values.get("calibration", AUTO)
+    if calibration not in ("", "off", AUTO):
         from sunar import trust
 
         trust.read(str(calibration))
