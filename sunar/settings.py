@@ -143,7 +143,7 @@ class Settings(Checked):
         """The configuration for ``values`` (field -> value, strings allowed as from ``--set``);
         unknown fields and bad values are a :class:`ConfigurationError`."""
         try:
-            return _resolve(cls, _frozen(values or {}), INJECTED_LLM.get(), RECORDED.get())
+            return _resolve(cls, frozen(values or {}), INJECTED_LLM.get(), RECORDED.get())
         except TypeError:  # an unhashable value (a list, a dict): validation says what is wrong
             return cls(**(values or {}))
 
@@ -224,7 +224,8 @@ def _auto_llm() -> str:
     return resolve_llm(AUTO)[0]
 
 
-def _frozen(values: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
+def frozen(values: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
+    """``values`` as a hashable key (each value's type kept: 1 and True stay apart); a TypeError for an unhashable value."""
     return tuple(sorted((str(k), type(v).__name__, v) for k, v in values.items()))
 
 

@@ -27,7 +27,7 @@ from sunar.baselines.configuration import AnyConfiguration
 from sunar.cancel import stop_when_cancelled
 from sunar.errors import ConfigurationError
 from sunar.graph import build_graph
-from sunar.settings import LANGGRAPH_KEYS, Checked, Settings, fields_where, own_keys
+from sunar.settings import LANGGRAPH_KEYS, Checked, Settings, fields_where, frozen, own_keys
 
 #: The server operator's fields (a path, a URL or a model to load) and the environment variables
 #: that set them for the graphs ``langgraph dev`` serves (:mod:`sunar.server.served`). A remote client of
@@ -66,8 +66,17 @@ class _ClientFields(Checked):
         ``configurable`` are the field-like ones that are not LangGraph's (it also holds HTTP
         headers and the server's own keys)."""
         sent = {k: v for k, v in configurable.items() if _client_key(k)}
-        client = type(self)(**{**self.given(), **sent})  # a bad, operator or other graph's field: one line
-        return {**operator_settings(), **client.given()}
+        try:
+            given = _client_given(type(self), frozen({**self.given(), **sent}))
+        except TypeError:  # an unhashable value (a list, a dict): validation says what is wrong
+            given = type(self)(**{**self.given(), **sent}).given()
+        return {**operator_settings(), **given}
+
+
+@functools.lru_cache(maxsize=512)
+def _client_given(kind: type[_ClientFields], values: tuple[tuple[str, str, Any], ...]) -> dict[str, Any]:
+    """A client's values checked once (a bad, operator or other graph's field: one line), not at every node of its run."""
+    return kind(**{k: v for k, _, v in values}).given()
 
 
 def _operator_field(name: str, variable: str) -> tuple[Any, Any]:

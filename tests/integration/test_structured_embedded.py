@@ -54,21 +54,3 @@ def test_the_grammar_holds_against_a_prompt_that_asks_for_prose(llm):
         found = json.loads(str(sample.content))
         assert set(found) == {"answer"} and lengths_within(found, answer.SCHEMA)
 
-
-@pytest.mark.slow
-def test_the_careful_reading_copies_a_sentence_of_the_pages_that_holds_its_answer(llm):
-    from sunar.prompts import careful
-
-    asked = "Where was David Lynch born?"
-    # the model may reword a sentence, which the check refuses: "David Lynch was an American filmmaker, born in ..."
-    # and, on an AMD CPU (greedy decoding's numbers differ by CPU), "He was born in ..." both came back as "David
-    # Lynch was born in ..."; a page that states it so is copied word for word (a pronoun on its own page:
-    # tests/unit/test_chains.py)
-    pages = [DOCS[0], {"title": "David Lynch", "text": "David Lynch is an American filmmaker. David Lynch was born in Missoula, Montana, in 1946."}]
-    reply = str(llm.generate(careful.careful_messages(asked, pages), max_tokens=careful.TOKENS, schema=careful.SCHEMA).content)
-    found = json.loads(reply)
-    assert set(found) == {"sentence", "answer"} and lengths_within(found, careful.SCHEMA), reply
-    taken = careful.quoted_answer(reply, asked, pages)  # the sentence is on its page (named by the title) and holds the answer
-    assert taken is not None and "Missoula" in taken[0] and taken[1] == found["sentence"], reply
-    reworded = json.dumps({**found, "sentence": "David Lynch's birthplace is Missoula, Montana."})
-    assert careful.quoted_answer(reworded, asked, pages) is None

@@ -119,6 +119,17 @@ def test_the_client_sets_the_numbers_and_the_operator_the_models_and_index(opera
     assert (seen["profile"], seen["samples"], seen["budget"], seen["batch_size"]) == ("cpu", 2, 9, 8)  # the operator's model's profile
 
 
+def test_a_served_runs_client_settings_are_checked_once_not_at_every_node(operator_env, monkeypatch):
+    checked = []
+    kind = served.client_configuration(build_graph("sunar").context_schema)
+    original = kind.check
+    monkeypatch.setattr(kind, "check", lambda self: checked.append(1) or original(self))
+    served._client_given.cache_clear()
+    out = run_served({"budget": 7})  # LangGraph builds the context once; every node reads it
+    assert out["answer"] == "David Lynch" and len(out["hops"]) >= 1
+    assert len(checked) <= 2, len(checked)  # the context as sent, then its values once (not once per node)
+
+
 def test_python_callers_and_the_cli_still_set_every_field():
     cfg = Configuration.resolve({"llm": "ollama:llama3.1", "index_dir": "/data/idx", "llm_cache": "/var/tmp/c.sqlite", "scorer": "dense"})
     assert (cfg.index_dir, cfg.llm_cache, cfg.scorer) == ("/data/idx", "/var/tmp/c.sqlite", "dense")
