@@ -34,6 +34,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from sunar.evals.report import report_run
+
+    run = Path(args.run)
+    if not run.is_dir():
+        raise SunarError(f"run folder not found: {run} (sunar eval --out DIR writes one)")
+    print(report_run(run, Path(args.questions) if args.questions else None, args.halves, Path(args.corpus) if args.corpus else None, args.write))
+    return 0
+
+
 def unpromised(at: dict[str, Any] | None) -> str:
     """What the level without a promise (:func:`sunar.evals.selective.risk_level`) answered."""
     if at is None:
@@ -96,7 +106,9 @@ def add(sub: Any) -> None:
         help="run variants over questions with gold answers: predictions, metrics, report, plots",
         description="Run variants over questions with gold answers. A rerun into the same --out resumes it: answers "
         "already written are kept, and a question that ended in an error is recorded with the error (listed in "
-        "report.md) and not tried again unless --retry-errors is given. One run at a time writes to an --out.",
+        "report.md) and not tried again unless --retry-errors is given. One run at a time writes to an --out. "
+        "report.md gives the accuracy by question type too; sunar report DIR prints it again from the predictions "
+        "(by half of the run with --halves N).",
     )
     p.add_argument("--questions", required=True, help="JSON Lines {id, dataset, question, answers, supporting_ids}; answers is a list, or one string for a single answer")
     p.add_argument("--corpus", required=True, help="the corpus the questions are asked over (indexed if needed)")
@@ -120,6 +132,28 @@ def add(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     model_options(p)
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser(
+        "report",
+        help="print the report of an evaluation's run folder again from its predictions (nothing is run)",
+        description="Print report.md of a run folder (sunar eval --out DIR) from its predictions.jsonl (or .gz), "
+        "nothing run again: every table of report.md, and the accuracy (per variant: questions, cover-EM right and "
+        "rate, EM, and against self_ask wins, losses and the exact sign test p) by question type, the records' "
+        "dataset and type ('musique 3hop', '2wiki comparison'), then in total.",
+    )
+    p.add_argument("run", metavar="DIR", help="the run folder: sunar eval --out DIR")
+    p.add_argument(
+        "--questions", default="",
+        help="a questions file holding the run's questions (JSON Lines with type): each question's type, for runs whose records do not hold it",
+    )
+    p.add_argument(
+        "--halves", type=int, default=0, metavar="N",
+        help="also the accuracy by half of the run: its questions 1-N and N+1 to the last, numbered from 1 in the order "
+        "the run took them (datasets interleaved, after --skip: a run with --skip 100 starts at its question 1)",
+    )
+    p.add_argument("--corpus", default="", help="the run's corpus: also where the wrong answers were lost (the gold answer's text in the evidence)")
+    p.add_argument("--write", action="store_true", help="also write metrics.json, report.md and the plots into DIR again (as sunar eval does at its end)")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("calibrate", help="fit the probability that an answer is right, from labelled evaluation runs (and the trust level for error rate alpha)")
     p.add_argument(

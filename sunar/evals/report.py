@@ -3,7 +3,8 @@
 metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval metrics, cost,
               cover_em_ci95, vs_self_ask: {n, wins, losses, p}, wrong_answers: {stage: count}}}}
 report.md:    accuracy, retrieval and cost tables side by side, where the wrong answers were lost, cost
-              relative to Self-Ask
+              relative to Self-Ask; the accuracy by question type ("musique 3hop", "2wiki comparison")
+              and, when asked for, by half of the run (:func:`breakdowns`)
 accuracy.png, recall.png, cost.png, calibration.png (risk-coverage curves; :mod:`sunar.evals.plots`)
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ BASELINE = "self_ask"
 #: among the first ``l`` documents (in the MER variants, the documents MER read: the reasoning over
 #: them failed), only lower down (retrieved, then ranked out), or nowhere (never retrieved).
 STAGES = {"in_top": "in the first l documents", "lower": "only below the first l", "not_retrieved": "in no document"}
+#: The columns of a comparison with the baseline.
+VERSUS_HEADER = (f"right where {BASELINE} was wrong", f"wrong where {BASELINE} was right", "sign test p (two-sided)")
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -115,13 +118,102 @@ def aggregate(records: Sequence[dict[str, Any]], texts: Mapping[str, str] | None
     return out
 
 
+def question_type(record: dict[str, Any], types: Mapping[str, str] | None = None) -> str:
+    """The record's question type with its dataset ("musique 3hop", "2wiki comparison"): the
+    record's ``type``, else the one ``types`` (id -> type, from the questions file) gives it."""
+    kind = record.get("type") or (types or {}).get(str(record["id"]), "")
+    return f"{record['dataset']} {kind}" if kind else f"{record['dataset']} (type not recorded)"
+
+
+def question_types(path: Path, records: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """id -> ``type`` of the questions of a questions file (the run's, or any file holding its
+    questions); every question of the run must be in it."""
+    from sunar.errors import SunarError
+    from sunar.evals.data import read_questions
+    from sunar.stores.corpus import text_lines
+
+    read_questions(path)  # checked whole, as sunar eval checks it
+    types = {str(rec["id"]).strip(): str(rec.get("type") or "") for rec in (json.loads(line) for _, line, _ in text_lines(path))}
+    missing = list(dict.fromkeys(str(r["id"]) for r in records if str(r["id"]) not in types))
+    if missing:
+        raise SunarError(f"{len(missing)} question(s) of the run are not in {path} (the first: {missing[0]}); give the questions file the run was made from")
+    return types
+
+
+def half(records: Sequence[dict[str, Any]], at: int) -> Callable[[dict[str, Any]], str]:
+    """A record's half of the run: "questions 1-at" or "questions at+1-N", its question numbered
+    from 1 in the order the run took the questions (that of their first records in predictions.jsonl:
+    datasets interleaved, after --skip, so a run's question 1 is the first it asked)."""
+    number = {qid: k for k, qid in enumerate(dict.fromkeys(r["id"] for r in records), start=1)}
+
+    def span(first: int, last: int) -> str:
+        return f"questions {first}-{last}" if first < last else f"question {first}"
+
+    first, second = span(1, min(at, len(number))), span(at + 1, len(number))
+    return lambda r: first if number[r["id"]] <= at else second
+
+
+def breakdown(records: Sequence[dict[str, Any]], group: Callable[[dict[str, Any]], str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Accuracy per group of questions (then "all") and variant: ``n``, cover-EM ``right`` (a count)
+    and rate, EM (failed questions are wrong), and against :data:`BASELINE` on the group's questions
+    both answered (:func:`against`; none in a group without the baseline)."""
+    variants = list(dict.fromkeys(r["variant"] for r in records))
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for label in [*sorted({group(r) for r in records}), "all"]:
+        rows = [r for r in records if label == "all" or group(r) == label]
+        out[label] = {}
+        for v in variants:
+            mine = [r for r in rows if r["variant"] == v]
+            if not mine:
+                continue
+            right = round(sum(calibration.right(r) for r in mine))
+            em = sum(stored_metrics(r).get("em", 0.0) for r in mine if not r.get("error"))
+            out[label][v] = {"n": len(mine), "right": right, "cover_em": right / len(mine), "em": em / len(mine)}
+            if (paired := against(rows, v)) is not None:
+                out[label][v][f"vs_{BASELINE}"] = paired
+    return out
+
+
+def breakdowns(records: Sequence[dict[str, Any]], types: Mapping[str, str] | None = None, halves: int = 0) -> dict[str, dict[str, Any]]:
+    """The accuracy broken down by question type (:func:`question_type`) and, with ``halves`` (N),
+    by questions 1-N and N+1 to the end of the run (:func:`half`): title -> :func:`breakdown`."""
+    out = {"question type": breakdown(records, lambda r: question_type(r, types))}
+    if halves:
+        out["half of the run (its questions numbered from 1 in the order it took them)"] = breakdown(records, half(records, halves))
+    return out
+
+
+def _versus(paired: dict[str, float] | None) -> list[Any]:
+    """The cells of a comparison with the baseline: wins, losses, sign test p (or dashes)."""
+    return [paired["wins"], paired["losses"], f"{paired['p']:.3f}"] if paired else ["-", "-", "-"]
+
+
+def breakdown_section(title: str, groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One :func:`breakdown` as a table: a row per group and variant, the total last."""
+    parts = [
+        f"## Accuracy by {title}: cover-EM, EM, and against {BASELINE} on the questions both answered (the sign "
+        "test counts only the questions where the two differ)",
+        "",
+    ]
+    rows = [
+        [label, v, m["n"], m["right"], f"{m['cover_em']:.3f}", f"{m['em']:.3f}", *_versus(m.get(f"vs_{BASELINE}"))]
+        for label, per_variant in groups.items() for v, m in per_variant.items()
+    ]
+    header = ["questions", "variant", "n", "right (cover-EM)", "cover-EM", "EM", *VERSUS_HEADER]
+    parts += [_table(header, rows), ""]
+    if any(label.endswith("(type not recorded)") for label in groups):
+        parts += ["The records hold no question type: give the questions file, sunar report DIR --questions FILE.", ""]
+    return parts
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) -> str:
+def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any], tables: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """report.md, with the accuracy ``tables`` of :func:`breakdowns` after the comparison with the baseline."""
     datasets = [d for d in metrics if d != "all"]
     variants = list(metrics["all"])
     parts = ["# Evaluation report", ""]
@@ -146,11 +238,11 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any]) ->
         m = metrics["all"][v]
         low, high = m["cover_em_ci95"]
         paired = m.get(f"vs_{BASELINE}")
-        row = [v, m["n"], f"{m['cover_em']:.3f} [{low:.3f}, {high:.3f}]", f"{m['word_cover_em']:.3f}"]
-        row += [paired["wins"], paired["losses"], f"{paired['p']:.3f}"] if paired else ["-", "-", "-"]
-        rows.append(row)
-    header = ["variant", "questions", "cover-EM [95% Wilson CI]", "word cover-EM", f"right where {BASELINE} was wrong", f"wrong where {BASELINE} was right", "sign test p (two-sided)"]
+        rows.append([v, m["n"], f"{m['cover_em']:.3f} [{low:.3f}, {high:.3f}]", f"{m['word_cover_em']:.3f}", *_versus(paired)])
+    header = ["variant", "questions", "cover-EM [95% Wilson CI]", "word cover-EM", *VERSUS_HEADER]
     parts += [_table(header, rows), ""]
+    for title, groups in (tables or {}).items():
+        parts += breakdown_section(title, groups)
 
     if all("wrong_answers" in metrics["all"][v] for v in variants):
         top = evidence_read(configuration)
@@ -221,13 +313,43 @@ def calibration_section(metrics: dict[str, dict[str, Any]], datasets: Sequence[s
 
 
 def write_report(
-    out: Path, records: Sequence[dict[str, Any]], configuration: dict[str, Any], texts: Mapping[str, str] | None = None
+    out: Path, records: Sequence[dict[str, Any]], configuration: dict[str, Any], texts: Mapping[str, str] | None = None,
+    tables: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
+    """metrics.json, report.md (the accuracy ``tables``; by default by question type) and the plots."""
     if not records:
         return {}
     metrics = aggregate(records, texts, evidence_read(configuration))
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    (out / "report.md").write_text(render(metrics, configuration))
+    (out / "report.md").write_text(render(metrics, configuration, breakdowns(records) if tables is None else tables))
     plot(metrics, out)
     plot_calibration(records, out)
     return metrics
+
+
+def report_run(
+    run: Path, questions: Path | None = None, halves: int = 0, corpus: Path | None = None, write: bool = False
+) -> str:
+    """``sunar report``: the report of a run folder from its predictions, nothing run again: the
+    questions' types from the records, else from the ``questions`` file; with ``halves``, also by
+    half (:func:`half`); with the ``corpus``, where the wrong answers were lost. ``write`` writes
+    metrics.json, report.md and the plots again, as ``sunar eval`` does."""
+    from sunar.errors import SunarError
+    from sunar.evals.predictions import latest, read_predictions
+    from sunar.stores.corpus import read_corpus
+
+    records = list(latest(read_predictions(run / "predictions.jsonl")).values())
+    if not records:
+        raise SunarError(f"{run} holds no predictions (predictions.jsonl or predictions.jsonl.gz); sunar eval --out {run} writes them")
+    asked = len({r["id"] for r in records})
+    if halves < 0 or halves >= asked:
+        raise SunarError(f"--halves {halves}: the run has {asked} questions; split them at 1 to {asked - 1}")
+    described = json.loads((run / "run.json").read_text(encoding="utf-8")) if (run / "run.json").exists() else {}
+    configuration = described.get("configuration") or {}
+    types = question_types(questions, records) if questions else None
+    tables = breakdowns(records, types, halves)
+    texts = {d.id: d.content for d in read_corpus(corpus)} if corpus else None
+    if write:
+        write_report(run, records, configuration, texts, tables)
+        return (run / "report.md").read_text()
+    return render(aggregate(records, texts, evidence_read(configuration)), configuration, tables)
