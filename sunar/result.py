@@ -28,6 +28,8 @@ def result_record(out: dict[str, Any], variant: str) -> dict[str, Any]:
         ],
         "chosen": out.get("chosen"),
         "evidence": [{"id": e["id"], "title": e["title"], "score": round(e["score"], 4), "text": e["text"]} for e in out.get("evidence") or []],
+        # the reply's [n] list: the pages the reasoning used first (sunar.citations), then the rest of the evidence
+        "cited": [{"id": c["id"], "title": c["title"], "used": c["used"], "steps": c["steps"], "final": c["final"]} for c in out.get("cited") or []],
         "rationale": out.get("rationale") or "",
         "notes": out.get("notes") or [],
         "usage": out.get("usage") or {},

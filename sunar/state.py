@@ -42,6 +42,14 @@ class Evidence(TypedDict):
     score: float
 
 
+class Cited(Evidence):
+    """A page the reply cites (:mod:`sunar.citations`): whether the reasoning used it, and which steps did."""
+
+    used: bool  # a step of the reasoning read its answer from it (listed first)
+    steps: list[int]  # the steps of the reasoning path (1-based) that did
+    final: bool  # the final step did: the top-scored page of the final evidence that holds the final answer
+
+
 def evidence_of(docs: Sequence[Document], scores: Mapping[str, float]) -> list[Evidence]:
     """Evidence records of documents, with their scores (0 where none is given)."""
     return [Evidence(id=d.id, title=d.title, text=d.text, score=float(scores.get(d.id, 0.0))) for d in docs]
@@ -125,6 +133,7 @@ class OutputState(TypedDict, total=False):
     confidence_basis: str  # what that number is: the calibration it comes from, or why none applies
     reasoning_path: list[dict[str, str]]  # [{"question": sq_i, "answer": sa_i}, ...]
     evidence: list[Evidence]
+    cited: list[Cited]  # the pages the reply cites, in its [n] order: those the reasoning used first, marked, then the rest of the evidence
     rationale: str
     hops: list[Hop]
     plan: list[str]  # decomposition="plan": the planned questions, "#k" standing for the k-th answer

@@ -25,6 +25,7 @@ from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from sunar.cancel import raise_if_stopped, stoppable
+from sunar.citations import cited, used_words
 from sunar.errors import DiskFull, ModelUnavailable, RunCancelled, SunarError, disk_full, unexpected
 from sunar.server.checkpoints import DURABILITY, unfinished
 from sunar.server.openai_request import Job
@@ -133,22 +134,25 @@ def reply_of(state: dict[str, Any]) -> tuple[str, dict[str, int]]:
 
 def sources_of(state: dict[str, Any]) -> list[dict[str, Any]]:
     """The cited evidence as Open WebUI's citations (Open WebUI 0.12.4), one source per passage in
-    the order of the reply's ``[n]`` list: Open WebUI numbers the sources by ``metadata.source``
+    the order of the reply's ``[n]`` list (the state's ``cited``: the pages the reasoning used
+    first, :mod:`sunar.citations`): Open WebUI numbers the sources by ``metadata.source``
     (here the document's id), turns the ``[n]`` of the reply into a chip for the n-th, shows its
-    ``metadata.name`` (the title), its ``document`` (the text) and ``distances`` as relevance (the
+    ``metadata.name`` (the title; a used page's with how it was used, as the reply's list says it,
+    and ``metadata.used`` true), its ``document`` (the text) and ``distances`` as relevance (the
     scorer's score). Streamed, each is the ``data`` of a ``source`` event in a chunk's top-level
     ``event`` field, which Open WebUI's middleware passes to the chat and stores with the message;
     not streamed, the list is the completion's top-level ``sources``, which its page reads from a
     completion. Other clients ignore both fields. A score JSON cannot hold (GenSco's -inf
     log-likelihood) is left out."""
     sources = []
-    for e in state.get("evidence") or []:
+    for e in state.get("cited") or cited(state):
         score = e.get("score")
         scored = {"score": score} if isinstance(score, int | float) and math.isfinite(score) else {}
+        name = f"{e['title']} — {used_words(e)}" if e.get("used") else e["title"]
         sources.append({
-            "source": {"id": e["id"], "name": e["title"]},
+            "source": {"id": e["id"], "name": name},
             "document": [e["text"]],
-            "metadata": [{"source": e["id"], "name": e["title"], **scored}],
+            "metadata": [{"source": e["id"], "name": name, "used": bool(e.get("used")), **scored}],
             **({"distances": [score]} if scored else {}),
         })
     return sources

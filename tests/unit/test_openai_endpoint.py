@@ -39,8 +39,10 @@ STEPS = ["Follow up: Who directed Ronnie Rocket?", "Follow up: Where was David L
 MER = "[Answer]: Document 1 says David Lynch wrote it; document 2 says he was born in Missoula.\n[Final Answer]: {answer}"
 SMALL = {"batch_size": 2, "budget": 3, "samples": 3}
 ASK = {"model": "sunar", "messages": [{"role": "user", "content": Q}], "sunar": SMALL}
-#: The reply's evidence list and the citations: the scorer's order, with its scores.
+#: The reply's evidence list and the citations: the pages the reasoning used first, marked, then the rest, with
+#: the scorer's scores (here the scorer's order too).
 CITED = [("d1", "Ronnie Rocket", 0.9), ("d2", "David Lynch", 0.8), ("d3", "Eraserhead", 0.1)]
+USED = {"d1": "used by step 1", "d2": "used by step 2 and the final answer"}
 
 
 def answering_llm(mer: str = MER):
@@ -68,11 +70,12 @@ def client(app):
 
 
 def assert_cited(sources):
-    """Open WebUI's source objects for the cited passages, in the order of the reply's [n]."""
-    assert [(s["metadata"][0]["source"], s["metadata"][0]["name"], s["distances"][0]) for s in sources] == CITED
+    """Open WebUI's source objects for the cited passages, in the order of the reply's [n], a used page's name saying how it was used."""
+    assert [(s["metadata"][0]["source"], s["distances"][0]) for s in sources] == [(doc_id, score) for doc_id, _, score in CITED]
     for s, (doc_id, title, score) in zip(sources, CITED, strict=True):
-        assert s["source"] == {"id": doc_id, "name": title} and s["document"] == [CORPUS[doc_id].text]
-        assert s["metadata"] == [{"source": doc_id, "name": title, "score": score}]
+        name = f"{title} — {USED[doc_id]}" if doc_id in USED else title
+        assert s["source"] == {"id": doc_id, "name": name} and s["document"] == [CORPUS[doc_id].text]
+        assert s["metadata"] == [{"source": doc_id, "name": name, "used": doc_id in USED, "score": score}]
 
 
 def test_streamed_the_answers_tokens_come_as_written_then_the_citations_then_the_reply(client):
@@ -99,14 +102,16 @@ def test_streamed_the_answers_tokens_come_as_written_then_the_citations_then_the
     assert_cited([e["data"] for e in events])
     content = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
     assert content.startswith("Missoula, Montana\n")
-    assert content.endswith("Evidence:\n[1] Ronnie Rocket (d1)\n[2] David Lynch (d2)\n[3] Eraserhead (d3)")  # for every other client
+    assert content.endswith(  # for every other client
+        "Evidence:\n[1] Ronnie Rocket (d1) — used by step 1\n[2] David Lynch (d2) — used by step 2 and the final answer\n[3] Eraserhead (d3)"
+    )
 
 
 def test_not_streamed_the_citations_are_the_completions_sources(client):
     out = client.post("/v1/chat/completions", json=ASK).json()
     assert out["object"] == "chat.completion"
     message = out["choices"][0]["message"]
-    assert message["content"].startswith("Missoula, Montana\n") and "\n[1] Ronnie Rocket (d1)\n" in message["content"]
+    assert message["content"].startswith("Missoula, Montana\n") and "\n[1] Ronnie Rocket (d1) — used by step 1\n" in message["content"]
     assert "\n[final] " + MER.format(answer="Missoula, Montana") + "\n[final] final answer: " in message["reasoning_content"]
     assert_cited(out["sources"])
 
