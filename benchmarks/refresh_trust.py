@@ -1,7 +1,7 @@
 """Refresh the ``trust`` fields of committed predictions with today's calibrations.
 
 A record's ``trust`` (and ``abstained``) is what its run computed with the calibration that
-matched then; calibrations have since been refitted and keyed by graph, model, settings and corpus
+matched then; calibrations have since been refitted and keyed by graph, model and settings
 (:func:`sunar.trust.choose`). This gives each record what a run today would: the shipped calibration
 that matches its graph and settings applied to its stored signals, with the probe read from the
 embedded model's hidden state where the calibration has one, or null where none matches. Nothing
@@ -39,8 +39,7 @@ def verdict(record: dict[str, Any], calibration: dict[str, Any] | None, llm: Any
 def refresh(run: Path, llm: Any) -> collections.Counter:
     """Rewrite ``run``'s predictions with today's trust; returns counts of what changed, by variant."""
     meta = json.loads((run / "run.json").read_text())
-    described = meta.get("corpus")  # a run from before corpora were fingerprinted names only the file: no calibration matches
-    corpus, recorded = described.get("sha256") if isinstance(described, dict) else None, meta["configuration"]
+    recorded = meta["configuration"]
     path = run / "predictions.jsonl"
     records = read_predictions(path)
     chosen: dict[str, dict[str, Any] | None] = {}
@@ -54,7 +53,7 @@ def refresh(run: Path, llm: Any) -> collections.Counter:
             schema = build_graph(graph).context_schema
             unread = unread_fields(graph)
             values = {k: v for k, v in schema.as_recorded({**recorded, **variant_settings(variant)}).items() if k not in unread}
-            chosen[variant] = trust.choose("auto", graph, values, corpus, schema.as_recorded)[0]
+            chosen[variant] = trust.choose("auto", graph, values, schema.as_recorded)[0]
         new = verdict(record, chosen[variant], llm)
         counts[(variant, "calibrated" if chosen[variant] else "none matches", "changed" if new["trust"] != record.get("trust") else "same")] += 1
         record.update(new)

@@ -27,7 +27,7 @@ CPU_PROFILE: dict[str, Any] = {
     # With m=3 samples the paper's score / s halves a batch on one dissenting sample; the official
     # code's contradiction penalty keeps Recall@10 (benchmarks/RESULTS.md), where ASU is asked for.
     "rescoring": "official",
-    # Uncertainty that acts (S), confirmed on dev 101-217 (benchmarks/RESULTS.md): the reader and
+    # Uncertainty that acts (S), developed on dev 1-217 (benchmarks/RESULTS.md): the reader and
     # decomposition Self-Ask shares, then SUNAR's own (the hop's samples act instead of re-weighting
     # each batch, which changed 1 answer of 100 at 2.7x Self-Ask's time).
     "demonstrations": 2, "drop_country": True, "focus_pages": True, "end_loops": True,

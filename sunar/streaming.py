@@ -18,7 +18,7 @@ def describe_common(node: str, update: dict[str, Any]) -> str | None:
         if update.get("trust") is None:
             shown = f"sampled answers agreeing: {update.get('confidence', 0):.0%} ({update.get('confidence_basis', 'not calibrated')})"
         else:
-            shown = f"confidence: {update['trust']:.0%} that the answer is right"
+            shown = f"confidence: {update['trust']:.0%} that the answer is right ({update.get('confidence_basis', 'calibrated')})"
         fits = (update.get("signals") or {}).get("answer_fits")
         shown += f"; it answers the question: p = {fits:.2f}" if fits is not None else ""
         return shown + (f"; I don't know, a best guess: {update.get('why')}" if update.get("abstained") else "")

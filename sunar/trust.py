@@ -186,44 +186,39 @@ def graph_of(calibration: dict[str, Any]) -> str:
 Resolver = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], corpus: str | None, resolve: Resolver) -> str:
-    """Why ``calibration`` does not apply to a run of ``graph`` with these configuration values on
-    the corpus of this fingerprint ("" when it applies)."""
+def mismatch(calibration: dict[str, Any], graph: str, values: dict[str, Any], resolve: Resolver) -> str:
+    """Why ``calibration`` does not apply to a run of ``graph`` with these configuration values ("" when it
+    applies), in words a chat user can read: no file path. A calibration is keyed to the graph, the LLM and
+    the settings that change answers; the corpus it was fitted on is said beside the probability
+    (:func:`describe`), not required."""
     if graph_of(calibration) != graph:
-        return f"the calibration {calibration['path']} was fitted for the {graph_of(calibration)} graph"
+        return f"the calibration was fitted for the {graph_of(calibration)} graph"
     if calibration.get("llm") != values.get("llm"):
-        return f"the calibration {calibration['path']} was fitted for {calibration.get('llm')}, not {values.get('llm')}"
-    fitted_on = (calibration.get("corpus") or {}).get("sha256")
-    if not corpus or corpus != fitted_on:
-        return f"the calibration {calibration['path']} was fitted on another corpus ({(calibration.get('corpus') or {}).get('file')})"
+        return f"the calibration was fitted for {calibration.get('llm')}, not {values.get('llm')}"
     expected = resolve(calibration.get("configuration") or {})
     changed = [k for k in values if changes_answers(k) and k != "llm" and k in expected and expected[k] != values[k]]
     if changed:
         said = ", ".join(f"{k}={values[k]} (fitted with {expected[k]})" for k in changed[:3])
-        return f"the calibration {calibration['path']} was fitted with other settings: {said}"
+        return f"the calibration was fitted with other settings: {said}"
     return ""
 
 
-def choose(spec: str, graph: str, values: dict[str, Any], corpus: str | None, resolve: Resolver) -> tuple[dict[str, Any] | None, str]:
-    """(the calibration to use, "") or (None, why none applies, in words a user can act on)."""
-    found = candidates(spec)
-    reasons = []
-    for calibration in found:
-        reason = mismatch(calibration, graph, values, corpus, resolve)
-        if not reason:
-            return calibration, ""
-        same = graph_of(calibration) == graph and calibration.get("llm") == values.get("llm")
-        own = (calibration.get("corpus") or {}).get("sha256")  # one fitted with these settings is named first
-        reasons.append((same + (same and not mismatch(calibration, graph, values, own, resolve)), reason))
-    fit = f"fit one with: sunar calibrate --run DIR --variant {graph}"
+def choose(spec: str, graph: str, values: dict[str, Any], resolve: Resolver) -> tuple[dict[str, Any] | None, str]:
+    """(the calibration to use, "") or (None, why none applies, in a few words)."""
     if spec in ("", "off"):
         return None, "calibration is off"
-    close = [reason for same, reason in sorted(reasons, key=lambda r: -r[0]) if same]
+    reasons = []
+    for calibration in candidates(spec):
+        reason = mismatch(calibration, graph, values, resolve)
+        if not reason:
+            return calibration, ""
+        reasons.append((graph_of(calibration) == graph and calibration.get("llm") == values.get("llm"), reason))
+    close = [reason for same, reason in reasons if same]  # one fitted for this graph and LLM is named first
     if close:
-        return None, f"{close[0]}; {fit}"
+        return None, close[0]
     if spec != "auto":
-        return None, f"{reasons[0][1]}; {fit}"
-    return None, f"none is shipped for the {graph} graph with {values.get('llm')}; {fit}"
+        return None, reasons[0][1]
+    return None, f"none is shipped for the {graph} graph with {values.get('llm')}"
 
 
 def own_settings(calibration: dict[str, Any], profile: dict[str, Any]) -> list[str]:
@@ -231,10 +226,15 @@ def own_settings(calibration: dict[str, Any], profile: dict[str, Any]) -> list[s
     return [p for p in str(calibration.get("variant") or "").split("+")[1:] if str(profile.get(p.partition("=")[0], "")).lower() != p.partition("=")[2].lower()]
 
 
-def describe(calibration: dict[str, Any]) -> str:
-    """What a calibration was fitted on, in a few words."""
+def describe(calibration: dict[str, Any], corpus: str | None = None) -> str:
+    """What a calibration was fitted on, in a few words, and whether that was this corpus (its fingerprint
+    ``corpus``; None: not known)."""
     n = len(calibration.get("ids") or ()) or calibration.get("n")
-    return f"fitted on {n} labelled answers of {graph_of(calibration)} with {calibration.get('llm')}"
+    questions = (calibration.get("questions") or {}).get("file")
+    said = f"fitted on {n} labelled answers of {graph_of(calibration)} with {calibration.get('llm')}" + (f" ({questions})" if questions else "")
+    if corpus is None or corpus != (calibration.get("corpus") or {}).get("sha256"):
+        return f"{said}, not on this corpus"
+    return said
 
 
 def probability(calibration: dict[str, Any], x: np.ndarray) -> np.ndarray:

@@ -20,10 +20,12 @@ def print_result(record: dict[str, Any]) -> None:
         print("\nReasoning path:")
         for i, step in enumerate(record["reasoning_path"], 1):
             print(f"  {i}. {step['question']} -> {step['answer']}")
-    if record["evidence"]:
+    if record["cited"] or record["evidence"]:  # the pages the reasoning used first, marked (sunar.citations)
+        from sunar.citations import used_words
+
         print("\nEvidence:")
-        for i, e in enumerate(record["evidence"], 1):
-            print(f"  [{i}] {e['title']} ({e['id']})")
+        for i, e in enumerate(record["cited"] or record["evidence"], 1):
+            print(f"  [{i}] {e['title']} ({e['id']})" + (f" - {used}" if (used := used_words(e)) else ""))
     for note in record["notes"]:
         print(f"note: {note}")
     usage = record["usage"]

@@ -100,7 +100,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         profile = CPU_PROFILE if (calibration.get("configuration") or {}).get("profile") == "cpu" else {}
         switches = "".join(f", {s}" for s in switches_of(calibration, profile))
         level = f"; {level}" if (level := level_of(calibration)) else ""
-        row(f"{trust.graph_of(calibration)} with {llm}{switches}", f"{calibration['path']} ({trust.describe(calibration)}{level}; applies on its corpus and settings)")
+        row(f"{trust.graph_of(calibration)} with {llm}{switches}", f"{calibration['path']} ({trust.describe(calibration, (calibration.get('corpus') or {}).get('sha256'))}{level}; applies to its graph, LLM and settings)")
     if not shipped:
         row(f"auto for {llm}", "none shipped (the agreement of sampled answers is shown instead; fit one with: sunar calibrate)")
     print("auto would use")

@@ -38,6 +38,7 @@ class Question:
     supporting_ids: list[str]
     sub_questions: list[tuple[str, str, str]] = field(default_factory=list)  # (question, answer, support id)
     pool_ids: list[str] = field(default_factory=list)  # the question's own candidate passages (GenSco's pool)
+    type: str = ""  # the question's shape as the data names it: compositional, comparison, inference, bridge_comparison, 3hop, ...
 
 
 def _strings(value: Any, name: str) -> list[str]:
@@ -87,6 +88,7 @@ def _question(rec: Any, dataset: str) -> Question:
         list(_strings(rec.get("supporting_ids") or [], "supporting_ids")),
         _sub_questions(rec.get("decomposition") or []),
         list(_strings(rec.get("pool_ids") or [], "pool_ids")),
+        str(rec.get("type") or ""),
     )
 
 

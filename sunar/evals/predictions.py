@@ -57,6 +57,7 @@ def prediction(q: Question, variant: str, out: dict[str, Any], wall: float) -> d
     return {
         "id": q.id,
         "dataset": q.dataset,
+        "type": q.type,
         "variant": variant,
         "question": q.question,
         "gold": q.answers,
@@ -142,7 +143,7 @@ def end_cleanly(path: Path) -> None:
 
 
 def error_record(q: Question, variant: str, error: str) -> dict[str, Any]:
-    return {"id": q.id, "dataset": q.dataset, "variant": variant, "question": q.question, "gold": q.answers, "error": error}
+    return {"id": q.id, "dataset": q.dataset, "type": q.type, "variant": variant, "question": q.question, "gold": q.answers, "error": error}
 
 
 def latest(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:

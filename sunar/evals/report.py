@@ -4,7 +4,7 @@ metrics.json: {dataset or "all": {variant: {n, errors, answer metrics, retrieval
               cover_em_ci95, vs_self_ask: {n, wins, losses, p}, wrong_answers: {stage: count}}}}
 report.md:    accuracy, retrieval and cost tables side by side, where the wrong answers were lost, cost
               relative to Self-Ask; the accuracy by question type ("musique 3hop", "2wiki comparison")
-              and, when asked for, by half of the run (:func:`breakdowns`)
+              and, when asked for, by half of the run (:func:`sunar.evals.breakdown.breakdowns`)
 accuracy.png, recall.png, cost.png, calibration.png (risk-coverage curves; :mod:`sunar.evals.plots`)
 """
 
@@ -13,42 +13,40 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sunar.configuration import Configuration
 from sunar.evals import calibration
-from sunar.evals.metrics import RECALL_KS, answer_metrics, cover_em, paired_comparison, proportion_ci
+from sunar.evals.breakdown import (
+    ANSWER_KEYS,
+    BASELINE,
+    VERSUS_HEADER,
+    against,
+    breakdown_section,
+    breakdowns,
+    question_types,
+    stored_metrics,
+    table,
+    versus,
+)
+from sunar.evals.metrics import RECALL_KS, cover_em, proportion_ci
 from sunar.evals.plots import plot, plot_calibration
 
 #: cover-EM is the paper's metric (and what "right" means); word cover-EM, beside it, does not let a
 #: sub-word count ("American" for "America").
-ANSWER_KEYS = ("cover_em", "word_cover_em", "em", "f1")
 RETRIEVAL_KEYS = ("recall@1", "recall@10", "ndcg@10")
 COST_KEYS = ("llm_calls", "judge_calls", "loglik_calls", "prompt_tokens", "generated_tokens")
 TIME_KEYS = ("total", "llm", "nli", "scoring", "rest")
-#: The variant every other one is compared with, question by question.
-BASELINE = "self_ask"
 #: Where a wrong answer was lost, told by where the gold answer's text is in the ranked evidence:
 #: among the first ``l`` documents (in the MER variants, the documents MER read: the reasoning over
 #: them failed), only lower down (retrieved, then ranked out), or nowhere (never retrieved).
 STAGES = {"in_top": "in the first l documents", "lower": "only below the first l", "not_retrieved": "in no document"}
-#: The columns of a comparison with the baseline.
-VERSUS_HEADER = (f"right where {BASELINE} was wrong", f"wrong where {BASELINE} was right", "sign test p (two-sided)")
 
 
 def _mean(values: Sequence[float]) -> float:
     return float(statistics.mean(values)) if values else 0.0
-
-
-def stored_metrics(record: dict[str, Any]) -> dict[str, float]:
-    """A record's metrics; the answer metrics a run from before them did not store (word cover-EM)
-    computed from its answer and gold, so old runs report them too."""
-    stored = record["metrics"]
-    if "answer" in record and any(k not in stored for k in ANSWER_KEYS):
-        return {**answer_metrics(record["answer"], record.get("gold") or []), **stored}
-    return stored
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -68,17 +66,6 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out.update({k: _mean([float(r.get(k, 0)) for r in answered]) for k in (*COST_KEYS, "cached_calls", "parse_fallbacks")})
     out["seconds"] = {k: _mean([r["time"][k] for r in answered]) for k in TIME_KEYS}
     return out
-
-
-def against(rows: Sequence[dict[str, Any]], variant: str, base: str = BASELINE) -> dict[str, float] | None:
-    """cover-EM of ``variant`` against ``base`` on the questions both answered (failed = wrong)."""
-    if variant == base:
-        return None
-    baseline = {r["id"]: r for r in rows if r["variant"] == base}
-    pairs = [(r, baseline[r["id"]]) for r in rows if r["variant"] == variant and r["id"] in baseline]
-    if not pairs:
-        return None
-    return paired_comparison([calibration.right(a) for a, _ in pairs], [calibration.right(b) for _, b in pairs])
 
 
 def evidence_read(configuration: dict[str, Any]) -> int:
@@ -118,100 +105,6 @@ def aggregate(records: Sequence[dict[str, Any]], texts: Mapping[str, str] | None
     return out
 
 
-def question_type(record: dict[str, Any], types: Mapping[str, str] | None = None) -> str:
-    """The record's question type with its dataset ("musique 3hop", "2wiki comparison"): the
-    record's ``type``, else the one ``types`` (id -> type, from the questions file) gives it."""
-    kind = record.get("type") or (types or {}).get(str(record["id"]), "")
-    return f"{record['dataset']} {kind}" if kind else f"{record['dataset']} (type not recorded)"
-
-
-def question_types(path: Path, records: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """id -> ``type`` of the questions of a questions file (the run's, or any file holding its
-    questions); every question of the run must be in it."""
-    from sunar.errors import SunarError
-    from sunar.evals.data import read_questions
-    from sunar.stores.corpus import text_lines
-
-    read_questions(path)  # checked whole, as sunar eval checks it
-    types = {str(rec["id"]).strip(): str(rec.get("type") or "") for rec in (json.loads(line) for _, line, _ in text_lines(path))}
-    missing = list(dict.fromkeys(str(r["id"]) for r in records if str(r["id"]) not in types))
-    if missing:
-        raise SunarError(f"{len(missing)} question(s) of the run are not in {path} (the first: {missing[0]}); give the questions file the run was made from")
-    return types
-
-
-def half(records: Sequence[dict[str, Any]], at: int) -> Callable[[dict[str, Any]], str]:
-    """A record's half of the run: "questions 1-at" or "questions at+1-N", its question numbered
-    from 1 in the order the run took the questions (that of their first records in predictions.jsonl:
-    datasets interleaved, after --skip, so a run's question 1 is the first it asked)."""
-    number = {qid: k for k, qid in enumerate(dict.fromkeys(r["id"] for r in records), start=1)}
-
-    def span(first: int, last: int) -> str:
-        return f"questions {first}-{last}" if first < last else f"question {first}"
-
-    first, second = span(1, min(at, len(number))), span(at + 1, len(number))
-    return lambda r: first if number[r["id"]] <= at else second
-
-
-def breakdown(records: Sequence[dict[str, Any]], group: Callable[[dict[str, Any]], str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Accuracy per group of questions (then "all") and variant: ``n``, cover-EM ``right`` (a count)
-    and rate, EM (failed questions are wrong), and against :data:`BASELINE` on the group's questions
-    both answered (:func:`against`; none in a group without the baseline)."""
-    variants = list(dict.fromkeys(r["variant"] for r in records))
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for label in [*sorted({group(r) for r in records}), "all"]:
-        rows = [r for r in records if label == "all" or group(r) == label]
-        out[label] = {}
-        for v in variants:
-            mine = [r for r in rows if r["variant"] == v]
-            if not mine:
-                continue
-            right = round(sum(calibration.right(r) for r in mine))
-            em = sum(stored_metrics(r).get("em", 0.0) for r in mine if not r.get("error"))
-            out[label][v] = {"n": len(mine), "right": right, "cover_em": right / len(mine), "em": em / len(mine)}
-            if (paired := against(rows, v)) is not None:
-                out[label][v][f"vs_{BASELINE}"] = paired
-    return out
-
-
-def breakdowns(records: Sequence[dict[str, Any]], types: Mapping[str, str] | None = None, halves: int = 0) -> dict[str, dict[str, Any]]:
-    """The accuracy broken down by question type (:func:`question_type`) and, with ``halves`` (N),
-    by questions 1-N and N+1 to the end of the run (:func:`half`): title -> :func:`breakdown`."""
-    out = {"question type": breakdown(records, lambda r: question_type(r, types))}
-    if halves:
-        out["half of the run (its questions numbered from 1 in the order it took them)"] = breakdown(records, half(records, halves))
-    return out
-
-
-def _versus(paired: dict[str, float] | None) -> list[Any]:
-    """The cells of a comparison with the baseline: wins, losses, sign test p (or dashes)."""
-    return [paired["wins"], paired["losses"], f"{paired['p']:.3f}"] if paired else ["-", "-", "-"]
-
-
-def breakdown_section(title: str, groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """One :func:`breakdown` as a table: a row per group and variant, the total last."""
-    parts = [
-        f"## Accuracy by {title}: cover-EM, EM, and against {BASELINE} on the questions both answered (the sign "
-        "test counts only the questions where the two differ)",
-        "",
-    ]
-    rows = [
-        [label, v, m["n"], m["right"], f"{m['cover_em']:.3f}", f"{m['em']:.3f}", *_versus(m.get(f"vs_{BASELINE}"))]
-        for label, per_variant in groups.items() for v, m in per_variant.items()
-    ]
-    header = ["questions", "variant", "n", "right (cover-EM)", "cover-EM", "EM", *VERSUS_HEADER]
-    parts += [_table(header, rows), ""]
-    if any(label.endswith("(type not recorded)") for label in groups):
-        parts += ["The records hold no question type: give the questions file, sunar report DIR --questions FILE.", ""]
-    return parts
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any], tables: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """report.md, with the accuracy ``tables`` of :func:`breakdowns` after the comparison with the baseline."""
     datasets = [d for d in metrics if d != "all"]
@@ -223,11 +116,11 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any], ta
 
     parts += ["## Answers (cover-EM / word cover-EM / EM / F1)", ""]
     rows = [[v] + [" / ".join(f"{metrics[d][v][k]:.3f}" for k in ANSWER_KEYS) if v in metrics[d] else "-" for d in [*datasets, "all"]] for v in variants]
-    parts += [_table(["variant", *datasets, "all"], rows), ""]
+    parts += [table(["variant", *datasets, "all"], rows), ""]
 
     parts += ["## Retrieval of the gold paragraphs by the evidence used (R@1 / R@10 / nDCG@10)", ""]
     rows = [[v] + [" / ".join(f"{metrics[d][v][k]:.3f}" for k in RETRIEVAL_KEYS) if v in metrics[d] else "-" for d in [*datasets, "all"]] for v in variants]
-    parts += [_table(["variant", *datasets, "all"], rows), ""]
+    parts += [table(["variant", *datasets, "all"], rows), ""]
 
     parts += [
         f"## Against {BASELINE}, question by question (cover-EM; the sign test counts only the questions where the two differ)",
@@ -238,9 +131,9 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any], ta
         m = metrics["all"][v]
         low, high = m["cover_em_ci95"]
         paired = m.get(f"vs_{BASELINE}")
-        rows.append([v, m["n"], f"{m['cover_em']:.3f} [{low:.3f}, {high:.3f}]", f"{m['word_cover_em']:.3f}", *_versus(paired)])
+        rows.append([v, m["n"], f"{m['cover_em']:.3f} [{low:.3f}, {high:.3f}]", f"{m['word_cover_em']:.3f}", *versus(paired)])
     header = ["variant", "questions", "cover-EM [95% Wilson CI]", "word cover-EM", *VERSUS_HEADER]
-    parts += [_table(header, rows), ""]
+    parts += [table(header, rows), ""]
     for title, groups in (tables or {}).items():
         parts += breakdown_section(title, groups)
 
@@ -252,7 +145,7 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any], ta
             "",
         ]
         rows = [[v, sum(metrics["all"][v]["wrong_answers"].values())] + [metrics["all"][v]["wrong_answers"][k] for k in STAGES] for v in variants]
-        parts += [_table(["variant", "wrong answers", *STAGES.values()], rows), ""]
+        parts += [table(["variant", "wrong answers", *STAGES.values()], rows), ""]
 
     parts += calibration_section(metrics, datasets, variants)
 
@@ -271,7 +164,7 @@ def render(metrics: dict[str, dict[str, Any]], configuration: dict[str, Any], ta
             + [relative, m["errors"]]
         )
     header = ["variant", "LLM calls", "yes/no judgements", "likelihood calls", "prompt tokens", "generated tokens", "parse fall-backs", "wall s", "LLM s", "judgement s (NLI, RA-ISF)", "retrieval + scoring s", "rest s", "calls / wall vs self_ask", "errors"]
-    parts += [_table(header, rows), ""]
+    parts += [table(header, rows), ""]
     parts += ["![accuracy](accuracy.png)", "![recall](recall.png)", "![cost](cost.png)", "![calibration](calibration.png)", ""]
     return "\n".join(parts)
 
@@ -300,7 +193,7 @@ def calibration_section(metrics: dict[str, dict[str, Any]], datasets: Sequence[s
         "combined signals, equal weights: AUROC (5-fold CV)", "a weight per signal",
     ]
     parts += [
-        _table(header, rows), "",
+        table(header, rows), "",
         f"The combined signals: {', '.join(calibration.COMBINED)}, standardised, with equal weights (what sunar calibrate fits) "
         "or a weight per signal, each made a probability by a logistic regression fitted on the other folds.", "",
     ]
@@ -308,7 +201,7 @@ def calibration_section(metrics: dict[str, dict[str, Any]], datasets: Sequence[s
     if with_signals:
         parts += ["Each signal alone (AUROC over all questions; oriented so that higher means more trust):", ""]
         rows = [[f] + [_figure(metrics["all"][v]["calibration"]["signals"].get(f)) for v in with_signals] for f in calibration.FEATURES]
-        parts += [_table(["signal", *with_signals], rows), ""]
+        parts += [table(["signal", *with_signals], rows), ""]
     return parts
 
 

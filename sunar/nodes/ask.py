@@ -56,6 +56,7 @@ def make_ask(fresh: Mapping[str, Any]) -> Callable[[dict[str, Any], RunnableConf
             "abstained": False,
             "why": "",
             "evidence": [],
+            "cited": [],
             "reasoning_path": [],
             "notes": Overwrite([]),  # the reducer appends; a new question starts with none
             **fresh,

@@ -75,7 +75,7 @@ def make_confidence(
         read = {k: v for k, v in cfg.values().items() if k not in unread}
         res = resources(config)
         messages = answer_messages(state["question"], state.get("evidence") or [])
-        calibration, why_not = trust.choose(cfg.calibration, graph, read, corpus_of(res.index), schema.as_recorded)
+        calibration, why_not = trust.choose(cfg.calibration, graph, read, schema.as_recorded)
         if calibration and not cfg.confidence_samples and not SAMPLED & set(calibration["features"]):
             samples, sets, agreement = [], [], None  # nothing reads them: no sampling
         else:
@@ -87,7 +87,7 @@ def make_confidence(
         if calibration:
             found.update(trust.held_signals(calibration, lambda: res.llm, state["question"], state["answer"]))
             verdict = trust.judge(found, calibration, cfg.min_trust)
-            basis = trust.describe(calibration)
+            basis = trust.describe(calibration, corpus_of(res.index))
         else:  # nothing to turn the agreement into a probability: shown for what it is, with the reason
             verdict = {"trust": None, "abstained": cfg.min_trust > 0, "why": why_not if cfg.min_trust > 0 else ""}
             basis = f"not calibrated: {why_not}"

@@ -138,7 +138,7 @@ def test_an_answer_with_its_steps_as_reasoning_and_the_operators_cpu_settings(cl
     assert message.role == "assistant" and message.content.startswith("Missoula, Montana\n") and "Ronnie Rocket" in message.content
     steps = message.reasoning_content
     assert steps.index("follow-up: Who directed film Ronnie Rocket?") < steps.index("follow-up: Where was David Lynch born?") < steps.index("final answer: Missoula, Montana")
-    assert "[confidence] sampled answers agreeing: " in steps and "not calibrated" in steps  # no calibration fits the demo corpus
+    assert "[confidence] sampled answers agreeing: " in steps and "not calibrated" in steps  # the operator's scorer is no shipped calibration's
     assert "Reasoning:" not in steps  # the reply is the content, not the steps
     assert hop_samples(steps) and set(hop_samples(steps)) == {4}  # the operator's model's cpu profile: each hop's answer and 3 samples
     assert "sampled answers: " not in steps  # no batch is sampled (asu_batches off in the cpu profile)

@@ -36,13 +36,13 @@ def test_today_s_calibration_or_none_and_nothing_else_changes(tmp_path):
     assert not (tmp_path / "predictions.jsonl").exists()  # a run that kept only the compressed copy still does
 
 
-def test_a_run_kept_plain_stays_plain_and_one_without_a_corpus_fingerprint_matches_nothing(tmp_path):
+def test_a_run_kept_plain_stays_plain_and_one_without_a_corpus_fingerprint_is_calibrated_all_the_same(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps({"configuration": SHIPPED["configuration"], "corpus": "corpus.jsonl"}))  # an early run
     (tmp_path / "predictions.jsonl").write_text(json.dumps(record("self_ask")) + "\n")
 
     def no_model():
         raise AssertionError("nothing here has a probe")
 
-    assert refresh(tmp_path, no_model) == {("self_ask", "none matches", "changed"): 1}
-    assert json.loads((tmp_path / "predictions.jsonl").read_text())["trust"] is None
+    assert refresh(tmp_path, no_model) == {("self_ask", "calibrated", "changed"): 1}  # keyed to graph, model and settings
+    assert json.loads((tmp_path / "predictions.jsonl").read_text())["trust"] == trust.judge(SIGNALS, SHIPPED)["trust"]
     assert not (tmp_path / "predictions.jsonl.gz").exists()

@@ -8,7 +8,8 @@ import pytest
 
 from sunar.cli import main
 from sunar.errors import SunarError
-from sunar.evals.report import aggregate, breakdown, breakdowns, half, question_type, render, report_run, write_report
+from sunar.evals.breakdown import breakdown, breakdowns, half, question_type
+from sunar.evals.report import aggregate, render, report_run, write_report
 
 TIME = dict.fromkeys(("total", "llm", "nli", "scoring", "rest"), 1.0)
 

@@ -28,7 +28,7 @@ def calibration_file(tmp_path, graph="sunar", llm="scripted:scripted", corpus="f
     return path
 
 
-def test_a_calibration_applies_only_to_the_graph_model_settings_and_corpus_it_was_fitted_on(tmp_path):
+def test_a_calibration_applies_to_the_graph_model_and_settings_it_was_fitted_on_and_says_which_corpus(tmp_path):
     from sunar.configuration import Configuration
 
     assert trust.candidates("") == [] and trust.candidates("off") == []
@@ -39,21 +39,25 @@ def test_a_calibration_applies_only_to_the_graph_model_settings_and_corpus_it_wa
         trust.candidates(str(tmp_path / "broken.json"))
     path = str(calibration_file(tmp_path, llm="ollama:tiny"))
     values = Configuration.resolve({"llm": "ollama:tiny", "samples": 2}).values()
-    chosen, why = trust.choose(path, "sunar", values, "fp", Configuration.as_recorded)
+    chosen, why = trust.choose(path, "sunar", values, Configuration.as_recorded)
     assert chosen["path"] == path and why == ""
-    # what a user reads instead, one reason each, with what to do
-    assert trust.choose(path, "self_ask", values, "fp", Configuration.as_recorded)[1].startswith(f"the calibration {path} was fitted for the sunar graph; fit one with")
-    assert "was fitted on another corpus (c.jsonl)" in trust.choose(path, "sunar", values, "other", Configuration.as_recorded)[1]
-    assert "another corpus" in trust.choose(path, "sunar", values, None, Configuration.as_recorded)[1]  # an index that does not say which corpus
+    # keyed to the graph, model and settings, not the corpus: on another corpus it applies, and says so
+    assert trust.describe(chosen, "fp") == "fitted on 2 labelled answers of sunar with ollama:tiny"
+    assert trust.describe(chosen, "other") == trust.describe(chosen) == "fitted on 2 labelled answers of sunar with ollama:tiny, not on this corpus"
+    # what a user reads instead: one reason each, in a few words, and never a path of the server's
+    reasons = [trust.choose(path, "self_ask", values, Configuration.as_recorded)[1]]
+    assert reasons[-1] == "the calibration was fitted for the sunar graph"
     other_model = Configuration.resolve({"llm": "ollama:llama3.1", "samples": 2}).values()
-    assert "was fitted for ollama:tiny, not ollama:llama3.1" in trust.choose(path, "sunar", other_model, "fp", Configuration.as_recorded)[1]
+    reasons.append(trust.choose(path, "sunar", other_model, Configuration.as_recorded)[1])
+    assert reasons[-1] == "the calibration was fitted for ollama:tiny, not ollama:llama3.1"
     more = Configuration.resolve({"llm": "ollama:tiny", "samples": 5}).values()
-    assert "was fitted with other settings: samples=5 (fitted with 2)" in trust.choose(path, "sunar", more, "fp", Configuration.as_recorded)[1]
+    reasons.append(trust.choose(path, "sunar", more, Configuration.as_recorded)[1])
+    assert reasons[-1] == "the calibration was fitted with other settings: samples=5 (fitted with 2)"
+    assert not any(str(tmp_path) in r or ".json" in r or "sunar calibrate" in r for r in reasons)
     served = Configuration.resolve({"llm": "ollama:tiny", "samples": 2, "llm_cache": "x.sqlite", "min_trust": 0.5}).values()
-    assert trust.choose(path, "sunar", served, "fp", Configuration.as_recorded)[1] == ""  # where calls are cached and how trust is shown change no answer
-    assert trust.choose("off", "sunar", values, "fp", Configuration.as_recorded) == (None, "calibration is off")
-    shipped = trust.choose("auto", "sunar", values, "fp", Configuration.as_recorded)[1]
-    assert shipped.startswith("none is shipped for the sunar graph with ollama:tiny; fit one with: sunar calibrate")
+    assert trust.choose(path, "sunar", served, Configuration.as_recorded)[1] == ""  # where calls are cached and how trust is shown change no answer
+    assert trust.choose("off", "sunar", values, Configuration.as_recorded) == (None, "calibration is off")
+    assert trust.choose("auto", "sunar", values, Configuration.as_recorded)[1] == "none is shipped for the sunar graph with ollama:tiny"
 
 
 def test_judge_gives_the_probability_and_names_what_pulls_it_down():
@@ -76,10 +80,10 @@ def test_judge_gives_the_probability_and_names_what_pulls_it_down():
     assert trust.judge({"agreement": 1.0, "chain_agrees": 1.0}, isotonic)["trust"] == pytest.approx(0.1 + 0.5 * (0.9526 - 0.9) / 0.1, abs=1e-3)
 
 
-def run(tmp_path, llm=None, features=trust.FEATURES, **config):
+def run(tmp_path, llm=None, features=trust.FEATURES, fingerprint="fp", **config):
     llm = llm or scripted_llm(self_ask_script(["Follow up: Who directed Ronnie Rocket?", "So the final answer is: Helena"]), lambda q, i: "David Lynch")
     corpus = docs(("d1", "Ronnie Rocket", "Ronnie Rocket is a film by David Lynch."))
-    index = MemoryIndex(corpus, default_ranking=[("d1", 1.0)], manifest={"corpus_fingerprint": "fp"})
+    index = MemoryIndex(corpus, default_ranking=[("d1", 1.0)], manifest={"corpus_fingerprint": fingerprint})  # the calibration's: "fp"
     res = resources(llm, TableScorer({"d1": 1.0}), index)
     config = {"configurable": {"resources": res, "samples": 2, "calibration": str(calibration_file(tmp_path, features=features)), **config}}
     return build_graph("sunar").invoke({"question": QUESTION}, config)
@@ -106,7 +110,7 @@ def test_answers_are_sampled_for_the_confidence_only_when_something_reads_them(t
 def test_the_reply_shows_the_calibrated_probability_and_below_min_trust_says_it_does_not_know(tmp_path):
     shown = run(tmp_path)
     assert shown["trust"] is not None and shown["confidence"] == shown["trust"] and not shown["abstained"]
-    assert shown["confidence_basis"] == "fitted on 2 labelled answers of sunar with scripted:scripted"
+    assert shown["confidence_basis"] == "fitted on 2 labelled answers of sunar with scripted:scripted"  # on this corpus (fp)
     reply = shown["messages"][-1].content
     assert reply.startswith(f"David Lynch\n\nConfidence: {shown['trust']:.0%} that this is right (fitted on 2 labelled answers")
     withheld = run(tmp_path, min_trust=0.99)
@@ -122,6 +126,19 @@ def test_the_reply_shows_the_calibrated_probability_and_below_min_trust_says_it_
     assert "fitted with other settings: samples=3 (fitted with 2)" in other["confidence_basis"]
     unknown = run(tmp_path, samples=3, min_trust=0.5)  # asked to answer only when sure, with nothing to be sure by
     assert unknown["abstained"] and unknown["messages"][-1].content.startswith("I don't know.\nBest guess: David Lynch (not calibrated: ")
+
+
+def test_on_a_corpus_it_was_never_fitted_on_the_calibration_still_gives_a_probability_and_says_so(tmp_path):
+    from sunar.streaming import describe_common
+
+    out = run(tmp_path, fingerprint="a new corpus")
+    assert out["trust"] is not None and out["confidence"] == out["trust"]
+    assert out["confidence_basis"] == "fitted on 2 labelled answers of sunar with scripted:scripted, not on this corpus"
+    reply = out["messages"][-1].content
+    assert f"Confidence: {out['trust']:.0%} that this is right (fitted on 2 labelled answers of sunar with scripted:scripted, not on this corpus)" in reply
+    assert str(tmp_path) not in reply and ".json" not in reply  # no path of the server's in a reply
+    line = describe_common("confidence", {"trust": out["trust"], "confidence_basis": out["confidence_basis"]})
+    assert line == f"confidence: {out['trust']:.0%} that the answer is right (fitted on 2 labelled answers of sunar with scripted:scripted, not on this corpus)"
 
 
 def test_without_a_calibration_the_agreement_is_shown_for_what_it_is():
@@ -265,7 +282,7 @@ def test_confidence_samples_and_the_answer_likelihood_signal():
 
 def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_runs_on_the_dev_corpus():
     """One per graph that has labelled runs, fitted on dev questions 1-100 only (--alpha 0.3): each says for which
-    graph, model, settings and corpus; each applies to that graph's default cpu run on the shared corpus, and to nothing else."""
+    graph, model, settings and corpus; each applies to that graph's default cpu run (on any corpus, saying which it was fitted on), and to nothing else."""
     from sunar.baselines.gensco.configuration import GenscoConfiguration, PoolConfiguration
     from sunar.baselines.ra_isf.configuration import RaIsfConfiguration
     from sunar.configuration import CPU_PROFILE, SUNAR_ONLY, Configuration
@@ -282,7 +299,7 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
         if graph in schemas:  # a baseline's answers do not depend on SUNAR's own fields, which its graph never reads
             schema = schemas[graph]
             defaults = {k: v for k, v in schema.resolve({"llm": "embedded:qwen2.5-1.5b"}).values().items() if k not in SUNAR_ONLY}
-            assert trust.choose("auto", graph, defaults, corpus, schema.as_recorded) == (calibration, ""), graph
+            assert trust.choose("auto", graph, defaults, schema.as_recorded) == (calibration, ""), graph
     # S, the cpu profile's SUNAR, and Self-Ask with the reader it shares: fitted on their dev 1-100 runs (Self-Ask's
     # and the cpu profile's S's with the later fixes' reruns in place: benchmarks/refit_calibrations.py)
     acts = ["dev41-acts-qwen1.5b-cpu", "dev42-100-acts-qwen1.5b-cpu"]
@@ -292,15 +309,15 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
     assert shipped["sunar"]["fitted_on"] == shipped["self_ask"]["fitted_on"] == 100
     defaults = Configuration.resolve({"llm": "embedded:qwen2.5-1.5b"}).values()
     unjudged = {**defaults, "hop_support": "off", "unfit_answer": "keep", "replan_below": 0.0}  # S before the judge became the cpu profile's
-    assert trust.choose("auto", "sunar", unjudged, corpus, Configuration.as_recorded) == (shipped["sunar"], "")
+    assert trust.choose("auto", "sunar", unjudged, Configuration.as_recorded) == (shipped["sunar"], "")
     read = {k: v for k, v in defaults.items() if k not in unread_fields("self_ask")}  # as its confidence step reads them
-    assert trust.choose("auto", "self_ask", read, corpus, Configuration.as_recorded) == (shipped["self_ask"], "")  # it never judges
-    elsewhere, why = trust.choose("auto", "sunar", defaults, "another corpus", Configuration.as_recorded)
-    assert elsewhere is None and "sunar-cut-uncertain-embedded-qwen2.5-1.5b.json was fitted on another corpus" in why  # the one for these settings
-    assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, corpus, Configuration.as_recorded)[0] is None
+    assert trust.choose("auto", "self_ask", read, Configuration.as_recorded) == (shipped["self_ask"], "")  # it never judges
+    elsewhere = trust.choose("auto", "sunar", defaults, Configuration.as_recorded)[0]  # on any corpus: said beside the probability
+    assert trust.describe(elsewhere, "another corpus").endswith(", not on this corpus") and not trust.describe(elsewhere, corpus).endswith("corpus")
+    assert trust.choose("auto", "sunar", {**defaults, "llm": "embedded:qwen2.5-0.5b"}, Configuration.as_recorded)[0] is None
     # fitted before the cpu profile turned the switches on: a field its run did not record is at the default it ran with
-    why = trust.choose("auto", "sunar_r", defaults, corpus, Configuration.as_recorded)[1]
-    assert "sunar_r-embedded-qwen2.5-1.5b.json was fitted with other settings: asu_batches=False (fitted with True)" in why
+    why = trust.choose("auto", "sunar_r", defaults, Configuration.as_recorded)[1]
+    assert why.startswith("the calibration was fitted with other settings: asu_batches=False (fitted with True)")
     # S with each hop judged against its pages and its answer against the question; the same where a doubted answer
     # acts (unfit_answer=both); and where a weak answer is decomposed again (replan_below, the cpu profile's S, fitted
     # on its whole-graph dev 1-100 run): each its own calibration, fitted on dev 1-100 on the chain's weakest link
@@ -319,13 +336,13 @@ def test_the_calibrations_shipped_for_the_embedded_model_apply_to_its_default_ru
         assert trust.graph_of(calibration) == "sunar" and calibration["fitted_on"] == 100 and calibration["features"] == ["chain_support"]
         assert calibration["runs"] == runs
     assert len(by) == len(judged) == 4
-    assert trust.choose("auto", "sunar", defaults, corpus, Configuration.as_recorded) == (profile, "")  # the cpu profile's S
+    assert trust.choose("auto", "sunar", defaults, Configuration.as_recorded) == (profile, "")  # the cpu profile's S
     judge = {**defaults, "hop_support": "judge"}
-    assert trust.choose("auto", "sunar", judge, corpus, Configuration.as_recorded) == (replan, "")
-    assert trust.choose("auto", "sunar", {**judge, "replan_below": 0.0}, corpus, Configuration.as_recorded) == (unfit, "")
-    assert trust.choose("auto", "sunar", {**judge, "replan_below": 0.0, "unfit_answer": "keep"}, corpus, Configuration.as_recorded) == (hops, "")
-    assert trust.choose("auto", "sunar", {**defaults, "unfit_answer": "choose"}, corpus, Configuration.as_recorded)[0] is None
-    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "escalate"}, corpus, Configuration.as_recorded)[0] is None
+    assert trust.choose("auto", "sunar", judge, Configuration.as_recorded) == (replan, "")
+    assert trust.choose("auto", "sunar", {**judge, "replan_below": 0.0}, Configuration.as_recorded) == (unfit, "")
+    assert trust.choose("auto", "sunar", {**judge, "replan_below": 0.0, "unfit_answer": "keep"}, Configuration.as_recorded) == (hops, "")
+    assert trust.choose("auto", "sunar", {**defaults, "unfit_answer": "choose"}, Configuration.as_recorded)[0] is None
+    assert trust.choose("auto", "sunar", {**defaults, "hop_support": "escalate"}, Configuration.as_recorded)[0] is None
     assert switches_of(hops, CPU_PROFILE) == ["hop_support=judge", "unfit_answer=keep", "replan_below=0.0"]
     assert switches_of(hops, CPU_PROFILE) == ["hop_support=judge", "unfit_answer=keep", "replan_below=0.0"]
     assert switches_of(unfit, CPU_PROFILE) == ["hop_support=judge", "replan_below=0.0"]
@@ -350,10 +367,10 @@ def test_a_default_run_on_the_embedded_model_and_the_dev_corpus_shows_the_shippe
     out = build_graph(graph).invoke({"question": QUESTION}, {"configurable": {"resources": resources(llm, TableScorer({"d1": 1.0}), index)}},
                                     context={"llm": "embedded:qwen2.5-1.5b"})
     if calibrated:
-        assert out["confidence_basis"] == f"fitted on 100 labelled answers of {graph} with embedded:qwen2.5-1.5b"
+        assert out["confidence_basis"] == f"fitted on 100 labelled answers of {graph} with embedded:qwen2.5-1.5b (dev.jsonl)"
         assert out["trust"] is not None and out["confidence"] == out["trust"]
     else:
-        assert out["trust"] is None and out["confidence_basis"].startswith(f"not calibrated: the calibration {trust.SHIPPED / graph}")
+        assert out["trust"] is None and out["confidence_basis"].startswith("not calibrated: the calibration was fitted with other settings: ")
         assert "was fitted with other settings" in out["confidence_basis"]
 
 
