@@ -136,7 +136,7 @@ class OutputState(TypedDict, total=False):
     cited: list[Cited]  # the pages the reply cites, in its [n] order: those the reasoning used first, marked, then the rest of the evidence
     rationale: str
     hops: list[Hop]
-    plan: list[str]  # decomposition="plan": the planned questions, "#k" standing for the k-th answer
+    plan: list[str]  # replan_below's planned decomposition: the planned questions, "#k" standing for the k-th answer
     signals: dict[str, Any]  # the evidence of trust in the answer (sunar.signals), beside confidence
     trust: float | None  # the signals combined: the probability the answer is right (with a calibration)
     abstained: bool  # the trust is below min_trust: "I don't know", the answer only a best guess

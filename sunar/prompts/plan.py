@@ -1,4 +1,4 @@
-"""A decomposition planned at once (``decomposition="plan"``): the simple questions that answer the
+"""A decomposition planned at once (the second decomposition of ``replan_below``): the simple questions that answer the
 complex one, in order, written before any is answered; a later one names an earlier one's answer
 as "#1", "#2", ... (MuSiQue's own notation). Each is then filled in with the answers found and
 asked in turn (:func:`fill`).
