@@ -49,6 +49,8 @@ RELATIONS = {
     "employer": "Who employed {}?",
     "award received": "What award did {} receive?",
     "inception": "When was {} founded?",
+    "publication date": "When was {} released?",
+    "country": "Which country is {} in?",
     # MuSiQue's "X >> relation" sub-questions, where the dev data has them
     "sibling": "Who is the sibling of {}?",
     "child": "Who is the child of {}?",
@@ -83,8 +85,9 @@ def as_question(text: str) -> str:
 
 def steps_of(record: dict[str, Any]) -> list[tuple[str, str]] | None:
     """A dev record's worked decomposition: MuSiQue's sub-questions with "#k" filled in by the
-    k-th answer, or 2Wiki's triples as follow-ups (each after the first asks about the answer
-    before it). None when the record has neither."""
+    k-th answer, or 2Wiki's triples as follow-ups. A chain's triples (compositional, inference) each
+    ask about the answer before; a comparison's ask about each entity it names (a bridge
+    comparison's later ones about the answers found for them). None when the record has neither."""
     if record.get("decomposition"):
         steps: list[tuple[str, str]] = []
         for part in record["decomposition"]:
@@ -92,12 +95,33 @@ def steps_of(record: dict[str, Any]) -> list[tuple[str, str]] | None:
             steps.append((as_question(question), str(part["answer"])))
         return steps
     if record.get("evidence_triples"):
+        compares = record.get("type") in ("comparison", "bridge_comparison")
         steps = []
         for subject, relation, answer in record["evidence_triples"]:
-            about = steps[-1][1] if steps else subject
+            about = (found_as(subject, steps) if compares else None) or (steps[-1][1] if steps else subject)
             steps.append((RELATIONS.get(relation, f"What is the {relation} of {{}}?").format(about), str(answer)))
         return steps
     return None
+
+
+def found_as(subject: str, steps: Sequence[tuple[str, str]]) -> str:
+    """A comparison triple's subject as its step names it: an earlier step's answer when it is one
+    ("Johannes Meyer (director)" is the "Johannes Meyer" found as a film's director), else the subject
+    without its bracketed qualifier."""
+    plain = re.sub(r"\s*\([^)]*\)\s*$", "", subject).strip()
+    return next((a for _, a in steps if normalize_answer(a) == normalize_answer(plain)), plain)
+
+
+def final_answer(record: dict[str, Any], steps: Sequence[tuple[str, str]]) -> str:
+    """The worked decomposition's final answer: its last step's, or for a comparison the gold (yes, no,
+    or one of the compared entities, written as its step names it rather than in the question's title case)."""
+    if record.get("type") not in ("comparison", "bridge_comparison"):
+        return steps[-1][1]
+    gold = str((record.get("answers") or [""])[0])
+    if normalize_answer(gold) in ("yes", "no"):
+        return normalize_answer(gold)
+    named = [re.sub(r"\s*\([^)]*\)\s*$", "", s).strip() for s, _, _ in record["evidence_triples"]]
+    return next((n for n in named if normalize_answer(n) == normalize_answer(gold)), gold)
 
 
 def pool_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -106,7 +130,8 @@ def pool_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         steps = steps_of(record)
         if steps:
-            out.append({"question": record["question"], "steps": [list(s) for s in steps], "answer": steps[-1][1], "dataset": record.get("dataset", "")})
+            out.append({"question": record["question"], "steps": [list(s) for s in steps], "answer": final_answer(record, steps),
+                        "dataset": record.get("dataset", "")})
     return out
 
 

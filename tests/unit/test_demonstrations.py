@@ -27,6 +27,27 @@ def test_steps_from_musique_decompositions_and_2wiki_triples():
     assert pool_records([{"question": "Q?", **wiki, "dataset": "2wiki"}, {"question": "none"}])[0]["answer"] == "Helsingfors"
 
 
+def test_a_comparisons_steps_ask_about_each_entity_it_names_and_its_answer_is_one_of_them_or_yes_no():
+    born = {"type": "comparison", "question": "Who died earlier, Forouzan or Sir Robert Rankin, 1St Baronet?", "answers": ["Sir Robert Rankin, 1St Baronet"],
+            "evidence_triples": [["Forouzan", "date of death", "24 January 2016"], ["Sir Robert Rankin, 1st Baronet", "date of death", "11 October 1960"]]}
+    assert steps_of(born) == [("When did Forouzan die?", "24 January 2016"), ("When did Sir Robert Rankin, 1st Baronet die?", "11 October 1960")]
+    assert pool_records([born])[0]["answer"] == "Sir Robert Rankin, 1st Baronet"  # the gold, as its step names it (not the title case)
+    bridge = {"type": "bridge_comparison", "question": "Which film has the director who died earlier, Alarm At Midnight or Uthiripookkal?",
+              "answers": ["Alarm At Midnight"], "evidence_triples": [["Alarm at Midnight", "director", "Johannes Meyer"], ["Uthiripookkal", "director", "J. Mahendran"],
+                                                                     ["Johannes Meyer (director)", "date of death", "25 January 1976"], ["J. Mahendran", "date of death", "2 April 2019"]]}
+    assert steps_of(bridge) == [("Who directed Alarm at Midnight?", "Johannes Meyer"), ("Who directed Uthiripookkal?", "J. Mahendran"),
+                                ("When did Johannes Meyer die?", "25 January 1976"), ("When did J. Mahendran die?", "2 April 2019")]
+    assert pool_records([bridge])[0]["answer"] == "Alarm at Midnight"
+    same = {"type": "comparison", "question": "Are Alofau and Patti, Dashtiari located in the same country?", "answers": ["no"],
+            "evidence_triples": [["Alofau", "country", "American Samoa"], ["Patti, Dashtiari", "country", "Iran"]]}
+    assert pool_records([same])[0] == {"question": same["question"], "steps": [["Which country is Alofau in?", "American Samoa"],
+                                       ["Which country is Patti, Dashtiari in?", "Iran"]], "answer": "no", "dataset": ""}
+    inference = {"type": "inference", "question": "Who is the paternal grandfather of Robert Berkeley (Judge)?", "answers": ["William Berkeley"],
+                 "evidence_triples": [["Robert Berkeley", "father", "Rowland Berkeley"], ["Rowland Berkeley", "father", "William Berkeley"]]}
+    assert steps_of(inference) == [("Who is the father of Robert Berkeley?", "Rowland Berkeley"), ("Who is the father of Rowland Berkeley?", "William Berkeley")]
+    assert pool_records([inference])[0]["answer"] == "William Berkeley"  # a chain: its last step's
+
+
 def test_retrieval_by_shape_never_returns_the_question_itself():
     assert shape("Where was the director of film Ronnie Rocket born?") == {"where", "was", "director", "of", "film", "born"}
     found = retrieve("Where was the director of film Ronnie Rocket born?", POOL, 2)
