@@ -1,6 +1,8 @@
 """Where MuSiQue is lost: every wrong answer (cover-EM 0) of Self-Ask and of S on the MuSiQue questions
 of committed runs, put in exactly one kind of error, with counts per graph and run.
 
+    .venv/bin/python -m benchmarks.musique_errors --data ../shared/data/multihop   # or set SUNAR_DATA
+
 All MuSiQue dev questions are 2-hop (``decomposition``: the bridge question and its answer, then the
 question about the bridge). What a run records per hop is its sub-question and answer
 (``reasoning_path``); the evidence of each hop is NOT stored apart: ``evidence_ids`` is MER's final
@@ -61,6 +63,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import DATA_HELP, data_dir
 from benchmarks.results_render import table
 from sunar.evals.data import Question, read_questions
 from sunar.evals.predictions import latest, read_predictions
@@ -86,7 +89,6 @@ RUNS = (
     ("dev 1-100", RESULTS / "dev100-cut-uncertain-calibrated-qwen1.5b-cpu", "sunar+hop_support=cut_uncertain"),
     ("101-217", RESULTS / "confirm-cut-uncertain-qwen1.5b-cpu", "sunar"),
 )
-DATA = Path("/work/shared/data/multihop")
 WHOLE_QUESTION = 0.75  # the share of the question's words a first sub-question that folds in the second hop keeps
 
 
@@ -203,12 +205,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", nargs=3, action="append", metavar=("LABEL", "DIR", "S_VARIANT"),
                         help="a run folder, its label and S's variant in it (repeat; default: the two committed runs)")
-    parser.add_argument("--questions", type=Path, default=DATA / "dev.jsonl")
-    parser.add_argument("--corpus", type=Path, default=DATA / "corpus.jsonl")
+    parser.add_argument("--data", help=DATA_HELP)
     args = parser.parse_args(argv)
+    data = data_dir(args.data)
     runs = [(label, Path(folder), variant) for label, folder, variant in (args.run or RUNS)]
-    questions = {q.id: q for q in read_questions(args.questions) if q.dataset == "musique" and len(q.sub_questions) >= 2}
-    pages = {d.id: d.content for d in read_corpus(args.corpus)}
+    questions = {q.id: q for q in read_questions(data / "dev.jsonl") if q.dataset == "musique" and len(q.sub_questions) >= 2}
+    pages = {d.id: d.content for d in read_corpus(data / "corpus.jsonl")}
     print(analyse(runs, questions, pages))
 
 
