@@ -127,7 +127,7 @@ def test_a_served_runs_client_settings_are_checked_once_not_at_every_node(operat
     served._client_given.cache_clear()
     out = run_served({"budget": 7})  # LangGraph builds the context once; every node reads it
     assert out["answer"] == "David Lynch" and len(out["hops"]) >= 1
-    assert len(checked) <= 2, len(checked)  # the context as sent, then its values once (not once per node)
+    assert len(checked) <= 2, len(checked)  # the context as sent, then its values once (not once per node: 16 without the cache)
 
 
 def test_python_callers_and_the_cli_still_set_every_field():
