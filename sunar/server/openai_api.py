@@ -12,7 +12,7 @@ back holds the answers, not the steps. The tokens of the LLM call that writes th
 (the graph's ``answer_node``: MER; without MER, the answer call made when Self-Ask ended without
 one) are sent among the steps as they are generated, as ``sunar ask --stream`` shows them. The
 reply itself cannot come token by token: it starts with the answer as the later steps leave it
-(the chains' vote, "I don't know" below ``min_trust``) and the confidence measured after it, and
+(the rules, the check and a second decomposition, "I don't know" below ``min_trust``) and the confidence measured after it, and
 MER's tokens are a JSON object with the rationale first. The cited evidence also goes as Open
 WebUI's own citations (:func:`sunar.server.openai_runs.sources_of`).
 
