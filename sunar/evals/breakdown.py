@@ -4,7 +4,6 @@ and the pieces of a report table they share with :mod:`sunar.evals.report`."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,10 +51,8 @@ def question_types(path: Path, records: Sequence[dict[str, Any]]) -> dict[str, s
     questions); every question of the run must be in it."""
     from sunar.errors import SunarError
     from sunar.evals.data import read_questions
-    from sunar.stores.corpus import text_lines
 
-    read_questions(path)  # checked whole, as sunar eval checks it
-    types = {str(rec["id"]).strip(): str(rec.get("type") or "") for rec in (json.loads(line) for _, line, _ in text_lines(path))}
+    types = {q.id: q.type for q in read_questions(path)}  # checked whole, as sunar eval checks it
     missing = list(dict.fromkeys(str(r["id"]) for r in records if str(r["id"]) not in types))
     if missing:
         raise SunarError(f"{len(missing)} question(s) of the run are not in {path} (the first: {missing[0]}); give the questions file the run was made from")
