@@ -9,7 +9,7 @@ question about the bridge). What a run records per hop is its sub-question and a
 evidence followed by every hop's evidence, interleaved (``sunar.evals.predictions.ranked_evidence``).
 So "retrieved" below means "in ``evidence_ids``": read by some hop or kept by MER.
 
-Words: ``match(a, gold)`` is cover-EM's test (a normalised gold string inside the normalised ``a``);
+Words: a *match* is cover-EM's test (``sunar.evals.metrics.cover_em``: a normalised gold string inside the normalised answer);
 a text's *words* are its content words (``sunar.text.content_words``: normalised, longer than two
 letters, no question or function words) with possessives' "'s" left out; two words are the same when
 they share their first five letters (or all of the shorter one: "employed" = "employer", "form" =
@@ -26,7 +26,7 @@ The rules, checked in this order; the first that holds names the kind:
    Cancela was a member of in?"). A plain first step that shares a relation with the second ("Who
    is Edward Baring's father?" for "Who is the father of Edward Baring's father?") is not flagged.
 2. ``first sub-question asks something else``: the first hop's answer is not the gold bridge (the
-   gold first sub-answer: ``match``, or its initials, "IOC" for "International Olympic Committee"),
+   gold first sub-answer: a match, or its initials, "IOC" for "International Olympic Committee"),
    and the first sub-question keeps at most half of the question's words that the gold first
    sub-question uses (the words that lead to the bridge: "Who was the first president of the
    Russian Empire?" for "... in the country where the Kamchatka Peninsula is located?").
@@ -44,7 +44,7 @@ The rules, checked in this order; the first that holds names the kind:
    bridge's left out (when there are such words: "located" in "Where is the province containing
    Bandar-e Gaz County located?", lost by "What is the capital of Golestan Province?").
 7. ``second hop's page not retrieved``: the second gold support paragraph is not retrieved.
-8. ``second hop misread``: its page retrieved, no hop after the first answers the gold (``match``
+8. ``second hop misread``: its page retrieved, no hop after the first answers the gold (a match
    with the gold answers and aliases).
 9. ``final step lost a right last hop``: a hop after the first answers the gold (the last hop, or
    one a later detour overwrote), the final answer not.
@@ -66,6 +66,7 @@ from typing import Any
 from benchmarks import DATA_HELP, data_dir
 from benchmarks.results_render import table
 from sunar.evals.data import Question, read_questions
+from sunar.evals.metrics import cover_em
 from sunar.evals.predictions import latest, read_predictions
 from sunar.evals.report import stage_lost
 from sunar.stores.corpus import read_corpus
@@ -92,15 +93,10 @@ RUNS = (
 WHOLE_QUESTION = 0.75  # the share of the question's words a first sub-question that folds in the second hop keeps
 
 
-def match(prediction: str, golds: Sequence[str]) -> bool:
-    pred = normalize_answer(prediction)
-    return any(g and g in pred for g in map(normalize_answer, golds))
-
-
 def bridge_found(answer: str, bridge: str) -> bool:
     """The first hop's answer is the gold bridge: cover-EM's test, or the bridge's initials ("IOC")."""
     initials = "".join(w[0] for w in normalize_answer(bridge).split())
-    return match(answer, [bridge]) or (len(initials) > 1 and normalize_answer(answer) == initials)
+    return bool(cover_em(answer, [bridge])) or (len(initials) > 1 and normalize_answer(answer) == initials)
 
 
 def words(text: str) -> set[str]:
@@ -159,9 +155,9 @@ def classify(record: dict[str, Any], question: Question, retrieved: set[str]) ->
         return KINDS[5]
     if second_page not in retrieved:
         return KINDS[6]
-    if not any(match(h["answer"], question.answers) for h in path[1:]):
+    if not any(cover_em(h["answer"], question.answers) for h in path[1:]):
         return KINDS[7]
-    if not match(record["answer"], question.answers):
+    if not cover_em(record["answer"], question.answers):
         return KINDS[8]
     return KINDS[9]
 
