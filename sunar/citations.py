@@ -20,15 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sunar.signals import known
+from sunar.signals import contains, known
 from sunar.state import Cited
-from sunar.text import normalize_answer
 
 
 def holds(page: dict[str, Any], answer: str) -> bool:
     """Whether the page states ``answer``: its normalised words are in the page's title or text."""
-    said = normalize_answer(answer)
-    return bool(said) and any(f" {said} " in f" {normalize_answer(str(page.get(k) or ''))} " for k in ("title", "text"))
+    return any(contains(str(page.get(k) or ""), answer) for k in ("title", "text"))
 
 
 def best_holding(pages: Sequence[dict[str, Any]], answer: str) -> dict[str, Any] | None:

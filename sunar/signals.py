@@ -19,10 +19,15 @@ from sunar.prompts.spans import DATE
 from sunar.text import content_words, named_pages_of, normalize_answer, restates
 
 
+def contains(text: str, answer: str) -> bool:
+    """Whether ``text``'s normalised words hold ``answer``'s, whole words in a row (an empty answer: never)."""
+    said = normalize_answer(answer)
+    return bool(said) and f" {said} " in f" {normalize_answer(text)} "
+
+
 def agrees(a: str, b: str) -> bool:
     """Cover-EM's test both ways: one answer's normalised words contain the other's."""
-    na, nb = f" {normalize_answer(a)} ", f" {normalize_answer(b)} "
-    return bool(na.strip() and nb.strip()) and (na in nb or nb in na)
+    return contains(b, a) or contains(a, b)
 
 
 #: A sub-question asking for a place or a person, and an answer that is only a date or a year ("21 June
