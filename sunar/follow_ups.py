@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sunar.compare import spelled_out
 from sunar.signals import known
 from sunar.text import content_words, normalize_answer, restates, substituted
 
@@ -49,7 +50,7 @@ def loops_on_answer(follow_up: str, hops: list[dict[str, Any]], question: str) -
     if not asks:
         return True
     before = content_words(hops[-1]["question"])
-    told = normalize_answer(question).split()
+    told = normalize_answer(spelled_out(question)).split()
     return asks <= before and any(told.count(w) < 2 for w in asks)
 
 

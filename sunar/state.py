@@ -163,4 +163,5 @@ class SunarState(InputState, OutputState, total=False):
     went_on: bool  # unfit_answer=go_on: the chain went one step further once already
     replanned: str  # replan_below: "" not started, "pending", "planning" (the second, planned decomposition), "done"
     first_try: dict[str, Any]  # ... the first answer's outcome, kept while the planned chain runs (sunar.replan)
+    compared: dict[str, Any]  # a comparison decided in code (sunar.compare): its answer and each side's value; {} when not
     acted: Acted  # what the last step that acted on a doubt did (the stream's and Studio's line; the notes say why)

@@ -2,8 +2,8 @@
 
     ask -> decompose --(follow-up sq_i)--> retrieve -> [NAR loop] -> answer_hop -> decompose ...
     decompose --(done)--> next_chain --(a chain branched off an uncertain hop waits)--> decompose ...
-    next_chain --(none waits: the best chain chosen)--> gather -> mer (or conclude) -> shorten
-        -> check -> confidence -> respond
+    next_chain --(none waits: the best chain chosen)--> gather -> compare --(a comparison decided in code)--> check
+    compare --(not decided)--> mer (or conclude) -> shorten -> check -> confidence -> respond
     check --(the answer does not answer the question, its chain of one hop goes on: unfit_answer)--> retrieve
     check --(its weakest link is weak, once: replan_below)--> decompose, planned at once; the check keeps the stronger answer
 
@@ -50,6 +50,7 @@ from sunar.nodes.answer_hop import make_answer_hop
 from sunar.nodes.ask import make_ask
 from sunar.nodes.check import make_check
 from sunar.nodes.cluster import cluster
+from sunar.nodes.compare import compare
 from sunar.nodes.conclude import conclude
 from sunar.nodes.confidence import make_confidence
 from sunar.nodes.decompose import STANDS, decompose
@@ -87,7 +88,7 @@ VARIANTS: dict[str, Variant] = {
 
 #: SUNAR's own per-question fields, cleared when a new question starts on a thread.
 FRESH = {"sub_question": "", "plan": [], "draft_answer": "", "batches": [], "chains": [], "weight": 1.0, "chosen": None, "judged": {},
-         "went_on": False, "replanned": "", "first_try": {}}
+         "went_on": False, "replanned": "", "first_try": {}, "compared": {}}
 
 
 def after_decompose(state: dict[str, Any]) -> str:
@@ -105,6 +106,11 @@ def after_check(state: dict[str, Any]) -> str:
     if state.get("sub_question"):
         return "retrieve"
     return "decompose" if state.get("replanned") == "pending" else "confidence"
+
+
+def after_compare(state: dict[str, Any]) -> str:
+    """The check, when the comparison was decided in code; else the final step."""
+    return "check" if state.get("compared") else "final"
 
 
 def nar_edge(state: dict[str, Any], config: RunnableConfig) -> str:
@@ -128,6 +134,7 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     g.add_node("answer_hop", make_answer_hop(sampling=v.asu))
     g.add_node("next_chain", next_chain)
     g.add_node("gather", gather)
+    g.add_node("compare", compare)
     g.add_node("final", mer if v.mer else conclude)
     g.add_node("shorten", shorten)
     g.add_node("check", make_check(judging=v.asu))
@@ -157,7 +164,8 @@ def build_sunar(variant: str = "sunar", checkpointer: Any = None) -> Any:
     # ---------------------------------------------------------------------------------------
 
     g.add_edge("answer_hop", "decompose")  # the next sub-question
-    g.add_edge("gather", "final")
+    g.add_edge("gather", "compare")
+    g.add_conditional_edges("compare", after_compare, ["check", "final"])
     g.add_edge("final", "shorten")
     g.add_edge("shorten", "check")
     g.add_conditional_edges("check", after_check, ["retrieve", "decompose", "confidence"])
@@ -223,6 +231,8 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
         return "of the two decompositions' answers, " + ("the planned one is kept" if update.get("acted") == "replanned" else f"the first is kept: {update.get('answer')}")
     if node == "check" and update.get("acted") == "stands":
         return f"the answer does not answer the question; {STANDS}"
+    if node == "compare" and update.get("compared"):
+        return (update.get("notes") or [""])[0]
     if node == "shorten" and update.get("answer"):  # what each rule did, in its note
         return f"answer now {update['answer']}: {'; '.join(update.get('notes') or [])}"
     return describe_common(node, update)

@@ -95,8 +95,8 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return {}
     llm, answer = resources(config).llm, str(state.get("answer") or "")
     p = fits(llm, state, answer)
-    if cfg.unfit_answer == "keep" or p is None or p >= FITS:
-        return {"judged": judged(state, p)}
+    if cfg.unfit_answer == "keep" or p is None or p >= FITS or state.get("compared"):
+        return {"judged": judged(state, p)}  # a comparison decided in code is one of its sides: nothing to act on
     if cfg.unfit_answer == "escalate":
         return escalated(state, config, cfg, p)
     if cfg.unfit_answer in ("choose", "both"):

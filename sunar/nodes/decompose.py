@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from sunar.compare import about_a_side, hop_budget
 from sunar.configuration import Configuration
 from sunar.follow_ups import (
     FAULTS,
@@ -92,8 +93,8 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     the chain, broken format, or a final answer before any retrieval."""
     cfg = Configuration.from_runnable_config(config)
     question, hops = state["question"], state.get("hops") or []
-    if len(hops) >= cfg.max_hops:
-        return {"sub_question": "", "notes": [f"hop limit ({cfg.max_hops}) reached; answering from the evidence so far"]}
+    if len(hops) >= (limit := hop_budget(question, cfg.max_hops)):
+        return {"sub_question": "", "notes": [f"hop limit ({limit}) reached; answering from the evidence so far"]}
     demos = demonstrations_for(question, cfg)
     if state.get("replanned") == "pending":  # the check asked for a second, planned decomposition (replan_below)
         return {**planned(state, config, cfg, demos), "replanned": "planning"}
@@ -127,7 +128,7 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if cfg.end_loops and loops_on_answer(text, hops, question):
             note = f"Self-Ask's follow-up {text!r} goes round the last answer; it is taken as the final answer"
             return {"sub_question": "", "draft_answer": hops[-1]["answer"], "notes": [*notes, note]}
-        if 0 < cfg.chain_check_after <= len(hops) and not builds_on(text, hops):
+        if 0 < cfg.chain_check_after <= len(hops) and not builds_on(text, hops) and not about_a_side(question, text):
             note = f"Self-Ask's follow-up {text!r} names none of the {len(hops)} answers found; decomposition stopped"
             return {"sub_question": "", "notes": [*notes, note]}
         return {"sub_question": text, "notes": notes}
@@ -146,12 +147,12 @@ def ask_plan(question: str, demos: list[Demonstration], cfg: Configuration, conf
     step is; the new plan is taken unless it has the same fault or its first question shares no
     word with the question (it copied a worked example)."""
     llm, messages = resources(config).llm, plan_messages(question, demos)
-    call = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "config": config, "schema": cfg.reply_schema(plan_format(cfg.max_hops))}
+    call = {"temperature": 0.0, "max_tokens": cfg.max_tokens, "config": config, "schema": cfg.reply_schema(plan_format(limit := hop_budget(question, cfg.max_hops)))}
     reply = str(llm.generate(messages, **call).content)
-    plan = parse_plan(reply, cfg.max_hops)
+    plan = parse_plan(reply, limit)
     if not plan or not fault("follow_up", plan[0], question, [], set()):  # Self-Ask's first-step faults
         return plan, [], reply
-    again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), cfg.max_hops)
+    again = parse_plan(str(llm.generate([*messages, AIMessage(reply), HumanMessage(PLAN_NUDGE)], **call).content), limit)
     better = bool(again) and not fault("follow_up", again[0], question, [], set()) and bool(content_words(again[0]) & content_words(question))
     said = "a new plan" if better else "no better plan, so it is kept"
     return (again if better else plan), [f"the plan began with the question itself or a person it describes; asked again, {said}"], reply

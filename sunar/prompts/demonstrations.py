@@ -1,5 +1,6 @@
 """Worked decompositions retrieved for a question: the Self-Ask prompt shows, after its invented
-examples, the ``k`` worked decompositions of a pool whose questions are shaped most like this one
+examples, the ``k`` worked decompositions of a pool whose questions are shaped most like this one,
+of its own kind (a chain, a comparison, an inference: :func:`sunar.compare.shape`)
 (Self-Ask and SUNAR alike, so the comparison stays the paper's).
 
 A pool is a JSON Lines file of ``{"question", "steps": [[follow-up, answer], ...], "answer"}``. The
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sunar.compare import shape as kind_of
 from sunar.errors import SunarError
 from sunar.text import normalize_answer
 
@@ -169,9 +171,12 @@ def load_pool(path: str) -> tuple[Demonstration, ...]:
 
 def retrieve(question: str, pool: Sequence[Demonstration], k: int) -> list[Demonstration]:
     """The ``k`` demonstrations whose questions are shaped most like ``question`` (Jaccard of
-    :func:`shape`; ties keep the pool's order), never the question itself; the closest last."""
+    :func:`shape`; ties keep the pool's order), never the question itself; the closest last. They
+    are drawn from the pool's questions of the same kind (a chain, a comparison or an inference:
+    :func:`sunar.compare.shape`) where it has any."""
     if k <= 0:
         return []
-    own, mine = normalize_answer(question), shape(question)
+    own, mine, kind = normalize_answer(question), shape(question), kind_of(question)
+    pool = [d for d in pool if kind_of(d[0]) == kind] or pool
     ranked = sorted((d for d in pool if normalize_answer(d[0]) != own), key=lambda d: -likeness(mine, d[0]))
     return ranked[:k][::-1]

@@ -42,7 +42,7 @@ def test_every_variant_runs_to_a_reply(variant):
     res = make_resources()
     seq = node_sequence(variant, res)
     v = VARIANTS[variant]
-    assert seq[0] == "ask" and seq[-7:] == ["next_chain", "gather", "final", "shorten", "check", "confidence", "respond"]
+    assert seq[0] == "ask" and seq[-8:] == ["next_chain", "gather", "compare", "final", "shorten", "check", "confidence", "respond"]
     assert seq.count("decompose") == 3 and seq.count("answer_hop") == 2
     assert ("sample_answers" in seq) == v.asu and ("cluster" in seq) == v.asu and ("rescore" in seq) == v.asu
     mer_calls = [c for c in res.llm.inner.calls if c.startswith("You check a chain")]
