@@ -10,7 +10,9 @@ values it found. So the values are read back from the chain and compared here:
   (the earlier, the later, the longer life, or whether the two are the same);
 - :func:`sides` gives each side the hops that are about it (they name the side, or a name its hops found);
 - :func:`decide` compares the last value of each side (dates, years or numbers; countries and
-  nationalities for "the same") and answers with the side's name as the question writes it, or yes/no.
+  nationalities for "the same") and answers with the side's name as the question writes it, or yes/no;
+- :func:`as_side`: a final answer that names what one side's chain found (its director, its date)
+  instead of the side is that side.
 
 Where a side has no hop, a value does not parse, or the two are equal, nothing is decided and the
 final step answers as for any question. :func:`shape` says which kind of question it is (a chain, a
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from sunar.signals import agrees
 from sunar.text import content_words, normalize_answer, title_words
 
 Asks = Literal["earliest", "latest", "longest", "same"]
@@ -61,6 +64,10 @@ _KIN = re.compile(
     r"grand(?:father|mother|son|daughter)|uncle|aunt|nephew|niece|step-?(?:father|mother|son|daughter))\b",
     re.IGNORECASE,
 )
+
+
+#: What a comparison asks for, as the stream says it.
+COMPARED: dict[str, str] = {"earliest": "the earlier", "latest": "the later", "longest": "the longer life", "same": "whether the same"}
 
 
 @dataclass(frozen=True)
@@ -179,7 +186,7 @@ def date_of(text: str) -> tuple[int, int, int] | None:
     tokens = _DATE_WORDS.findall(t)
     numbers = [int(x) for x in tokens if x.isdigit()]
     month = next((_MONTH[x] for x in tokens if x in _MONTH), 0)
-    years = [n for n in numbers if n > 31 or (month and n > 0 and len(numbers) == 1)]
+    years = [n for n in numbers if n > 31]
     if len(years) != 1 and not (len(years) > 1 and len(set(years)) == 1):
         return None
     year = years[0]
@@ -270,5 +277,15 @@ def decide(question: str, hops: Sequence[dict[str, Any]]) -> Decision | None:
         return None
     first = va < vb
     want_a = first if c.asks == "earliest" else not first
-    word = {"earliest": "the earlier", "latest": "the later", "longest": "the longer"}[c.asks]
-    return Decision(c.a if want_a else c.b, (ra, rb), f"{said}: {word} is {c.a if want_a else c.b}")
+    return Decision(c.a if want_a else c.b, (ra, rb), f"{said}: {COMPARED[c.asks]} is {c.a if want_a else c.b}")
+
+
+def as_side(question: str, answer: str, hops: Sequence[dict[str, Any]]) -> str | None:
+    """For a question that asks which of two things, a final answer that is not one of them but what
+    one side's hops found (its bridge, "the director", or its value): that side, as the question writes
+    it. None for any other question or answer, or when both sides found it."""
+    c = comparison(question)
+    if c is None or c.asks == "same" or any(_about(answer, side) for side in c.sides) or (split := sides(c, hops)) is None:
+        return None
+    owners = [i for i, side in enumerate(split) if any(agrees(str(h["answer"]), answer) for h in side)]
+    return c.sides[owners[0]] if len(owners) == 1 else None

@@ -43,6 +43,7 @@ from langgraph.graph import END, START, StateGraph
 from sunar.baselines.gensco import graph as gensco_graph
 from sunar.baselines.ra_isf import graph as ra_isf_graph
 from sunar.baselines.rag import graph as rag_graph
+from sunar.compare import COMPARED, comparison, shape
 from sunar.configuration import ASU_FIELDS, MER_FIELDS, SUNAR_ONLY, Configuration
 from sunar.errors import SunarError
 from sunar.nar import nar_goes_on, outranked
@@ -179,6 +180,10 @@ def describe_step(node: str, update: dict[str, Any], state: dict[str, Any]) -> s
     batch = update.get("batch") or {}
     if node == "decompose":
         planned = "plan: " + " | ".join(update["plan"]) + "; " if update.get("plan") else ""
+        if not state.get("hops") and (c := comparison(str(state.get("question") or ""))) is not None:
+            planned = f"a comparison of {c.a!r} and {c.b!r} ({COMPARED[c.asks]}), decided in code on what each side's hops find; " + planned
+        elif not state.get("hops") and shape(str(state.get("question") or "")) == "inference":
+            planned = "an inference over family relations, asked one relation at a time; " + planned
         if update.get("sub_question"):
             return f"{planned}follow-up: {update['sub_question']}"
         return f"decomposition done{': ' + update['draft_answer'] if update.get('draft_answer') else ''}"

@@ -1,4 +1,5 @@
-"""The rule-based clean-up of the final answer, no call (:func:`by_rule`), one switch per rule: with ``bridge_to_last``, an answer that is a bridge of its chain gives way to the
+"""The rule-based clean-up of the final answer, no call (:func:`by_rule`). A comparison's answer is one
+of the two things compared (:func:`sunar.compare.as_side`), and no other rule touches it. Else one switch per rule: with ``bridge_to_last``, an answer that is a bridge of its chain gives way to the
 last hop's (:func:`past_the_bridge`); with ``whole_last``, so does an answer that is only the end of
 the last hop's (:func:`end_of_last`); with ``drop_country``, a country the answer ends with is
 dropped (:func:`sunar.text.without_country`); with ``one_answer``, a list of names where the question
@@ -12,6 +13,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from sunar.compare import as_side, comparison
 from sunar.configuration import Configuration
 from sunar.prompts.mer import bridge_in, bridges
 from sunar.signals import known
@@ -34,6 +36,10 @@ def by_rule(state: dict[str, Any], answer: str, cfg: Configuration) -> tuple[str
     question, notes = state["question"], []
     if not known(answer):
         return answer, notes
+    if comparison(question) is not None:  # the answer is one of the two things compared, as the question writes it
+        if (side := as_side(question, answer, state.get("hops") or [])) is not None:
+            notes = [f"the answer {answer!r} is what the chain found for {side!r}, one of the two compared; {side!r} was taken"]
+        return side or answer, notes
     if cfg.bridge_to_last and (past := past_the_bridge(state.get("hops") or [], answer)) is not None:
         last, step = past
         answer, notes = last, [f"the answer {answer!r} answers the step {step!r} on the way; the last hop's answer was taken"]

@@ -5,8 +5,9 @@ of its own kind (a chain, a comparison, an inference: :func:`sunar.compare.shape
 
 A pool is a JSON Lines file of ``{"question", "steps": [[follow-up, answer], ...], "answer"}``. The
 shipped pool (``sunar/data/decompositions.jsonl``) holds the decompositions of the first 100 dev
-questions only (:func:`pool_records` builds it from the data's own ``decomposition`` or
-``evidence_triples``), so questions past them never see their own or their neighbours' answers.
+questions and the comparisons and inferences of dev_b (:func:`pool_records` builds it from the data's
+own ``decomposition`` or ``evidence_triples``), so dev questions past the first 100 never see their own
+or their neighbours' answers, and no question sees its own.
 
 Questions are compared by shape, not subject: the words left when names, titles and numbers are
 taken out ("what is the place of birth of the director of film"), so a demonstration teaches how

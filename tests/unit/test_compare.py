@@ -59,7 +59,7 @@ def test_what_is_not_a_comparison_of_two_named_things(question, kind):
     "text, date",
     [("2 May 1934", (1934, 5, 2)), ("May 2, 1934", (1934, 5, 2)), ("1934-05-02", (1934, 5, 2)), ("1934", (1934, 0, 0)),
      ("c. 1570", (1570, 0, 0)), ("44 BC", (-44, 0, 0)), ("September 1919", (1919, 9, 0)), ("Missoula, Montana", None),
-     ("between 1920 and 1930", None)],
+     ("between 1920 and 1930", None), ("March 5", None)],
 )
 def test_dates_as_answers_write_them(text, date):
     assert date_of(text) == date
@@ -178,3 +178,33 @@ def test_a_comparison_the_chain_cannot_decide_goes_to_the_final_step():
     nodes = [next(iter(u)) for u in updates]
     assert nodes[nodes.index("compare") + 1] == "final" and out["answer"] == "Dark Interval"
     assert describe_step("compare", updates[nodes.index("compare")]["compare"], {}) is None
+
+
+def test_a_final_answer_naming_a_sides_director_is_that_side():
+    from sunar.compare import as_side
+    from sunar.nodes.shorten import by_rule
+    from sunar.configuration import Configuration
+
+    assert as_side(BRIDGE, "Srijit Mukherji", BRIDGE_HOPS) == "Yeti Obhijaan"
+    assert as_side(BRIDGE, "23 September 1977", BRIDGE_HOPS) == "Yeti Obhijaan"
+    assert as_side(BRIDGE, "Yeti Obhijaan", BRIDGE_HOPS) is None  # already a side
+    assert as_side(BRIDGE, "Satyajit Ray", BRIDGE_HOPS) is None  # found by neither side
+    assert as_side("Where was the director of film Dark Interval born?", "Charles Saunders", BRIDGE_HOPS) is None
+    cfg = Configuration(profile="cpu")
+    answer, notes = by_rule({"question": BRIDGE, "hops": BRIDGE_HOPS}, "Charles Saunders", cfg)
+    assert answer == "Dark Interval" and "one of the two compared" in notes[0]
+    # no rule for chains touches a comparison's side ("..., France" is a title here, not a place)
+    question = "Which film came out first, Paris, France or Vertigo?"
+    assert by_rule({"question": question, "hops": []}, "Paris, France", cfg) == ("Paris, France", [])
+
+
+def test_the_stream_says_how_each_shape_is_handled():
+    first = {"sub_question": "Who directed Dark Interval?"}
+    assert describe_step("decompose", first, {"question": BRIDGE}).startswith(
+        "a comparison of 'Dark Interval' and 'Yeti Obhijaan' (the later), decided in code on what each side's hops find; follow-up:")
+    grand = describe_step("decompose", {"sub_question": "Who is the father of Al Bo?"}, {"question": "Who is the paternal grandfather of Al Bo?"})
+    assert grand.startswith("an inference over family relations")
+    chain = describe_step("decompose", {"sub_question": "Who directed X?"}, {"question": "Where was the director of film X born?"})
+    assert chain == "follow-up: Who directed X?"
+    later = describe_step("decompose", {"sub_question": "Who directed Yeti Obhijaan?"}, {"question": BRIDGE, "hops": BRIDGE_HOPS[:1]})
+    assert later == "follow-up: Who directed Yeti Obhijaan?"
