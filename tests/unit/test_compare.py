@@ -4,9 +4,11 @@ models, the hop budget, and the worked examples of each kind."""
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, judging, resources, scripted_llm, self_ask_script
-from sunar.compare import Comparison, comparison, date_of, decide, hop_budget, shape, sides, spelled_out
+from sunar.compare import Comparison, as_side, comparison, date_of, decide, hop_budget, shape, sides, spelled_out
+from sunar.configuration import Configuration
 from sunar.follow_ups import loops_on_answer
 from sunar.graph import VARIANTS, build_graph, describe_step
+from sunar.nodes.shorten import by_rule
 from sunar.prompts.demonstrations import retrieve
 
 
@@ -181,10 +183,6 @@ def test_a_comparison_the_chain_cannot_decide_goes_to_the_final_step():
 
 
 def test_a_final_answer_naming_a_sides_director_is_that_side():
-    from sunar.compare import as_side
-    from sunar.nodes.shorten import by_rule
-    from sunar.configuration import Configuration
-
     assert as_side(BRIDGE, "Srijit Mukherji", BRIDGE_HOPS) == "Yeti Obhijaan"
     assert as_side(BRIDGE, "23 September 1977", BRIDGE_HOPS) == "Yeti Obhijaan"
     assert as_side(BRIDGE, "Yeti Obhijaan", BRIDGE_HOPS) is None  # already a side
