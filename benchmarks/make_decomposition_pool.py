@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from sunar.compare import of_its_kind
 from sunar.compare import shape as kind_of
 from sunar.evals.data import read_questions
 from sunar.evals.run import interleave
@@ -44,7 +45,7 @@ def main() -> None:
     if args.check_unchanged:
         questions = [q.question for q in read_questions(args.questions)]
         new, shipped = load_pool(args.out), load_pool("")
-        moved = [q for q in questions if retrieve(q, new, args.k) != retrieve(q, shipped, args.k)]
+        moved = [q for q in questions if retrieve(q, of_its_kind(q, new), args.k) != retrieve(q, of_its_kind(q, shipped), args.k)]
         print(f"{len(questions) - len(moved)} of {len(questions)} questions of {args.questions} see the same {args.k} demonstrations as with the shipped pool", flush=True)
         if moved:
             raise SystemExit(f"{len(moved)} would see others, e.g. {moved[0]!r}")

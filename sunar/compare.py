@@ -25,11 +25,12 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sunar.signals import agrees
 from sunar.text import content_words, normalize_answer, title_words
 
+T = TypeVar("T", bound=tuple)
 Asks = Literal["earliest", "latest", "longest", "same"]
 Shape = Literal["chain", "comparison", "inference"]
 
@@ -136,6 +137,13 @@ def about_a_side(question: str, follow_up: str) -> bool:
     """Whether ``follow_up`` asks about one of the two things ``question`` compares."""
     c = comparison(question)
     return c is not None and any(_about(follow_up, side) for side in c.sides)
+
+
+def of_its_kind(question: str, pool: Sequence[T]) -> list[T]:
+    """The worked examples (``(question, steps, answer)``) of ``pool`` whose questions are of
+    ``question``'s kind (:func:`shape`), or all of them when none is."""
+    kind = shape(question)
+    return [d for d in pool if shape(d[0]) == kind] or list(pool)
 
 
 def hop_budget(question: str, max_hops: int) -> int:

@@ -39,7 +39,8 @@ def loops_on_answer(follow_up: str, hops: list[dict[str, Any]], question: str) -
     """Whether a follow-up only goes round the last answer: it names that answer and asks nothing
     else ("Who is Chris Pérez?"), or asks of it what the step before asked ("Who is the spouse of
     Selena?" -> Chris Pérez, then "Who is the spouse of Chris Pérez?") while the question names
-    that relation only once (not "the father of X's father")."""
+    that relation no more often than the chain has asked it (not at the second step of "the father of X's
+    father", nor of "the paternal grandfather of X", but at its third)."""
     if len(hops) < 1 or not known(str(hops[-1]["answer"])):
         return False
     answer = content_words(str(hops[-1]["answer"]))
@@ -51,7 +52,8 @@ def loops_on_answer(follow_up: str, hops: list[dict[str, Any]], question: str) -
         return True
     before = content_words(hops[-1]["question"])
     told = normalize_answer(spelled_out(question)).split()
-    return asks <= before and any(told.count(w) < 2 for w in asks)
+    asked = [content_words(str(h["question"])) for h in hops]
+    return asks <= before and any(told.count(w) <= sum(w in a for a in asked) for w in asks)
 
 
 #: People a multi-hop question describes instead of naming ("X's father", "the director of film Y").

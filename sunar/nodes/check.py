@@ -93,10 +93,12 @@ def check(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
     cfg = Configuration.from_runnable_config(config)
     if cfg.hop_support == "off":
         return {}
+    if state.get("compared"):  # decided in code, one of the two compared: only its hops can be weak links
+        return {"judged": judged(state, None)}
     llm, answer = resources(config).llm, str(state.get("answer") or "")
     p = fits(llm, state, answer)
-    if cfg.unfit_answer == "keep" or p is None or p >= FITS or state.get("compared"):
-        return {"judged": judged(state, p)}  # a comparison decided in code is one of its sides: nothing to act on
+    if cfg.unfit_answer == "keep" or p is None or p >= FITS:
+        return {"judged": judged(state, p)}
     if cfg.unfit_answer == "escalate":
         return escalated(state, config, cfg, p)
     if cfg.unfit_answer in ("choose", "both"):

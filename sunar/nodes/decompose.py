@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar.compare import about_a_side, hop_budget
+from sunar.compare import about_a_side, hop_budget, of_its_kind
 from sunar.configuration import Configuration
 from sunar.follow_ups import (
     FAULTS,
@@ -63,8 +63,9 @@ def past_bridge(
 
 
 def demonstrations_for(question: str, cfg: Configuration) -> list[Demonstration]:
-    """The worked decompositions shown before ``question`` (``demonstrations``, from ``demonstration_pool``)."""
-    return retrieve(question, load_pool(cfg.demonstration_pool), cfg.demonstrations) if cfg.demonstrations else []
+    """The worked decompositions shown before ``question`` (``demonstrations``, from ``demonstration_pool``):
+    of the pool's questions of its kind (a chain, a comparison, an inference: :func:`sunar.compare.of_its_kind`)."""
+    return retrieve(question, of_its_kind(question, load_pool(cfg.demonstration_pool)), cfg.demonstrations) if cfg.demonstrations else []
 
 
 def going_on(state: dict[str, Any], config: RunnableConfig, cfg: Configuration) -> tuple[str, str]:

@@ -1,6 +1,5 @@
 """Worked decompositions retrieved for a question: the Self-Ask prompt shows, after its invented
-examples, the ``k`` worked decompositions of a pool whose questions are shaped most like this one,
-of its own kind (a chain, a comparison, an inference: :func:`sunar.compare.shape`)
+examples, the ``k`` worked decompositions of a pool whose questions are shaped most like this one
 (Self-Ask and SUNAR alike, so the comparison stays the paper's).
 
 A pool is a JSON Lines file of ``{"question", "steps": [[follow-up, answer], ...], "answer"}``. The
@@ -24,7 +23,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sunar.compare import shape as kind_of
 from sunar.errors import SunarError
 from sunar.text import normalize_answer
 
@@ -177,7 +175,6 @@ def retrieve(question: str, pool: Sequence[Demonstration], k: int) -> list[Demon
     :func:`sunar.compare.shape`) where it has any."""
     if k <= 0:
         return []
-    own, mine, kind = normalize_answer(question), shape(question), kind_of(question)
-    pool = [d for d in pool if kind_of(d[0]) == kind] or pool
+    own, mine = normalize_answer(question), shape(question)
     ranked = sorted((d for d in pool if normalize_answer(d[0]) != own), key=lambda d: -likeness(mine, d[0]))
     return ranked[:k][::-1]

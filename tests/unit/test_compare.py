@@ -4,12 +4,23 @@ models, the hop budget, and the worked examples of each kind."""
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, judging, resources, scripted_llm, self_ask_script
-from sunar.compare import Comparison, as_side, comparison, date_of, decide, hop_budget, shape, sides, spelled_out
+from sunar.compare import (
+    Comparison,
+    as_side,
+    comparison,
+    date_of,
+    decide,
+    hop_budget,
+    of_its_kind,
+    shape,
+    sides,
+    spelled_out,
+)
 from sunar.configuration import Configuration
 from sunar.follow_ups import loops_on_answer
 from sunar.graph import VARIANTS, build_graph, describe_step
+from sunar.nodes.decompose import demonstrations_for
 from sunar.nodes.shorten import by_rule
-from sunar.prompts.demonstrations import retrieve
 
 
 @pytest.mark.parametrize(
@@ -133,10 +144,13 @@ def test_worked_examples_are_of_the_questions_own_kind():
     pool = [("Where was the director of film X born?", [("Who directed X?", "Y"), ("Where was Y born?", "Z")], "Z"),
             ("Who was born later, Ann Lee or Bo Wu?", [("When was Ann Lee born?", "1950"), ("When was Bo Wu born?", "1960")], "Bo Wu"),
             ("Who is the paternal grandfather of Al Bo?", [("Who is the father of Al Bo?", "Cy Bo"), ("Who is the father of Cy Bo?", "Di Bo")], "Di Bo")]
-    assert retrieve("Who was born first, Ed Ma or Flo Ng?", pool, 1)[0][2] == "Bo Wu"
-    assert retrieve("Who is the maternal grandfather of Gus Ha?", pool, 1)[0][2] == "Di Bo"
-    assert retrieve("Where was the director of film Vertigo born?", pool, 3) == [pool[0]]  # only chains for a chain
-    assert retrieve("Who is younger, Ed Ma or Flo Ng?", pool[:1], 1) == [pool[0]]  # none of its kind: the others
+    assert of_its_kind("Who was born first, Ed Ma or Flo Ng?", pool) == [pool[1]]
+    assert of_its_kind("Who is the maternal grandfather of Gus Ha?", pool) == [pool[2]]
+    assert of_its_kind("Where was the director of film Vertigo born?", pool) == [pool[0]]
+    assert of_its_kind("Who is younger, Ed Ma or Flo Ng?", pool[:1]) == pool[:1]  # none of its kind: the others
+    cfg = Configuration(profile="cpu")
+    assert [d[2] for d in demonstrations_for("Who is younger, Ed Ma or Flo Ng?", cfg)] and all(
+        shape(d[0]) == "comparison" for d in demonstrations_for("Who is younger, Ed Ma or Flo Ng?", cfg))  # the shipped pool's
 
 
 CORPUS = docs(
@@ -206,3 +220,16 @@ def test_the_stream_says_how_each_shape_is_handled():
     assert chain == "follow-up: Who directed X?"
     later = describe_step("decompose", {"sub_question": "Who directed Yeti Obhijaan?"}, {"question": BRIDGE, "hops": BRIDGE_HOPS[:1]})
     assert later == "follow-up: Who directed Yeti Obhijaan?"
+
+
+def test_a_relation_asked_as_often_as_the_question_names_it_is_not_asked_again():
+    question = "Who is the paternal grandfather of Robert Berkeley?"
+    hops = [hop("Who is the father of Robert Berkeley?", "Rowland Berkeley"), hop("Who is the father of Rowland Berkeley?", "William Berkeley")]
+    assert not loops_on_answer("Who is the father of Rowland Berkeley?", hops[:1], question)
+    assert loops_on_answer("Who is the father of William Berkeley?", hops, question)  # a third father: the answer is found
+
+
+def test_a_comparison_decided_in_code_is_not_judged_again():
+    _, out, llm = run("sunar")
+    assert not any("Proposed answer: Yeti Obhijaan" in c for c in llm.inner.calls)
+    assert out["signals"].get("answer_fits") is None

@@ -2,10 +2,12 @@
 decompositions, retrieval by the question's shape, and the prompt that shows them."""
 
 import json
+from collections import Counter
 
 import pytest
 
 from fakes import MemoryIndex, TableScorer, docs, resources, scripted_llm, self_ask_script
+from sunar.compare import shape as kind_of
 from sunar.errors import SunarError
 from sunar.graph import build_graph
 from sunar.prompts.demonstrations import SHIPPED_POOL, as_question, load_pool, pool_records, retrieve, shape, steps_of
@@ -70,7 +72,9 @@ def test_self_ask_and_sunar_see_the_retrieved_demonstrations(tmp_path):
 
 def test_the_shipped_pool_and_a_broken_one(tmp_path):
     shipped = load_pool("")
-    assert len(shipped) == 100 and shipped == load_pool(str(SHIPPED_POOL))
+    assert shipped == load_pool(str(SHIPPED_POOL))
+    kinds = Counter(kind_of(question) for question, _, _ in shipped)
+    assert kinds == {"chain": 100, "comparison": 79, "inference": 11}  # dev's first 100; dev_b's comparisons and inferences
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"question": "q"}\n', encoding="utf-8")
     with pytest.raises(SunarError, match="line 1"):
