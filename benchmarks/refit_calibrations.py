@@ -25,6 +25,7 @@ from typing import Any
 from benchmarks import results_tables as T
 from benchmarks.results_runs import of
 from sunar.evals.calibrate import calibration_of
+from sunar.trust import TRANSFER
 
 SHIPPED = T.ROOT / "sunar" / "data" / "calibration"
 #: (the shipped file, the graph's variant, the runs of its dev 1-100 answers before the fixes, the
@@ -37,8 +38,8 @@ FITS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
 #: ``cut_uncertain``): its shipped file is fitted on S's answers in its dev 1-100 run (``TODAY_DEV``), on the weakest
 #: link alone as above.
 REPLAN_FILE = "sunar-replan-embedded-qwen2.5-1.5b.json"
-#: The cpu profile's S, with ``hop_support=cut_uncertain``: fitted alike on that variant's answers in the headline's
-#: dev 1-100 run (``CUT_UNCERTAIN_DEV``).
+#: The cpu profile's S, with ``hop_support=cut_uncertain``: fitted on that variant's answers in the headline's
+#: dev 1-100 run (``CUT_UNCERTAIN_DEV``), on the signals that held across datasets (:data:`sunar.trust.TRANSFER`).
 PROFILE_FILE = "sunar-cut-uncertain-embedded-qwen2.5-1.5b.json"
 ALPHA, DELTA = 0.3, 0.1
 
@@ -55,10 +56,10 @@ def refit() -> dict[str, dict[str, Any]]:
         settings = [first, *({**s, "questions": first["questions"]} for s in rest)]
         fitted[file] = calibration_of(answers, settings, names, variant, ALPHA, DELTA, signals=signals, only=only)
     # each fitted on one whole-graph run's answers of a variant, recorded as the variant it is shipped for
-    for file, name, variant, shipped_as in ((REPLAN_FILE, T.TODAY_DEV, "sunar", f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}"),
-                                            (PROFILE_FILE, T.CUT_UNCERTAIN_DEV, T.S_CUT_UNCERTAIN, T.S_CUT_UNCERTAIN)):
+    for file, name, variant, shipped_as, signals in ((REPLAN_FILE, T.TODAY_DEV, "sunar", f"{T.S_UNFIT}+replan_below={T.REPLAN_AT}", ("chain_support",)),
+                                                     (PROFILE_FILE, T.CUT_UNCERTAIN_DEV, T.S_CUT_UNCERTAIN, T.S_CUT_UNCERTAIN, TRANSFER)):
         settings = json.loads((T.RESULTS / name / "run.json").read_text())
-        fitted[file] = calibration_of(of(run(name), variant), [settings], [name], shipped_as, ALPHA, DELTA, signals=("chain_support",), only=True)
+        fitted[file] = calibration_of(of(run(name), variant), [settings], [name], shipped_as, ALPHA, DELTA, signals=signals, only=True)
     return fitted
 
 

@@ -37,7 +37,7 @@ from benchmarks.results_stored import (
     rescoring_table,
     scale_table,
 )
-from sunar.trust import COMBINED
+from sunar.trust import COMBINED, TRANSFER
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "evals" / "results"
@@ -282,7 +282,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: chain_table([("dev 1-100", of(run(CHAIN_DEV), S_JUDGE)), ("dev 101-217 (where it ran)", of(run(CHAIN_SECOND), S_JUDGE))])),
         (f"The probability shown, as shipped: fitted on dev 1-100, scored on dev 101-217: {where(CUT_UNCERTAIN_DEV, CUT_SECOND, TODAY_DEV, WHOLE_SECOND, ACTS, ACTS2, UNFIT_DEV, *fixed_runs)}",
          lambda: calibrated_table([("S, the `cpu` profile's: fitted on its headline run", of(run(CUT_UNCERTAIN_DEV), S_CUT_UNCERTAIN), of(run(CUT_SECOND), "sunar"),
-                                    {"features": ["chain_support"]}),
+                                    {"features": list(TRANSFER)}),
                                    ("S before `cut_uncertain` (shipped for `hop_support=judge`)", of(run(TODAY_DEV), "sunar"), of(run(WHOLE_SECOND), "sunar"),
                                     {"features": ["chain_support"]}),
                                    ("Self-Ask: fitted on its answers with every fix", todays(DEMOS_LOOPS), of(run(CUT_SECOND), "self_ask"),

@@ -25,12 +25,18 @@ from sunar.errors import SunarError
 #: Every signal of trust an eval report rates, each oriented so that higher means more trust.
 FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "hop_support", "answer_fits", "chain_support", "evidence_top", "evidence_margin",
-    "answer_in_evidence", "chain_agrees", "chain_broken", "whole_chain", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
+    "answer_in_evidence", "chain_agrees", "chain_broken", "whole_chain", "named_pages", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
 )
 #: The signals the combined score uses by default: those whose AUROC alone was at least 0.55 on the
 #: paper's sunar's answers to dev 1-100 (the final samples' agreement, entropy and sets, and whether the
 #: chain's own answer agrees); the others were near chance or inverted there (benchmarks/RESULTS.md).
 COMBINED: tuple[str, ...] = ("agreement", "semantic_entropy", "sets", "chain_agrees")
+#: The signals the cpu profile's S combines (equal weights): the chain's weakest link and its two parts, whether
+#: the chain is whole and whether its hops found the pages they name. Of the ways of fitting
+#: ``benchmarks/transfer_calibration.py`` compares, the one whose probability held best on a dataset it was not
+#: fitted on (MuSiQue against 2Wiki; the worst left-out part's Brier score): the last two move with the
+#: share of right answers where the weakest link alone does not (benchmarks/results/transfer/).
+TRANSFER: tuple[str, ...] = ("chain_support", "hop_support", "answer_fits", "whole_chain", "named_pages")
 #: Recorded signals ``sunar calibrate --with`` adds to the combined ones (the probe and the shape
 #: prior have flags of their own: the calibration computes them).
 EXTRA_SIGNALS = tuple(f for f in FEATURES if f not in (*COMBINED, "probe", "shape_prior"))
@@ -51,6 +57,7 @@ REASONS = {
     "chain_agrees": "the reasoning chain's own answer differs",
     "chain_broken": "a hop only repeated its question or an earlier answer",
     "whole_chain": "the reasoning stopped after one step that asked only part of the question",
+    "named_pages": "a step did not find the page of what it asks about",
     "unknown": "no answer was found",
     "fallback": "the final reasoning broke its format",
     "answer_logprob": "the model finds the answer unlikely given its evidence",

@@ -177,12 +177,13 @@ def selected(records: Sequence[dict[str, Any]], minimum: float, correct: Sequenc
 
 def fit_calibration(
     records: Sequence[dict[str, Any]], alpha: float, delta: float = 0.1, weights: str = "equal", features: Sequence[str] = COMBINED,
-    shapes: bool = False,
+    shapes: bool = False, mapping: str = "best",
 ) -> dict[str, Any]:
     """The combination of signals (``weights``: equal, or one fitted per signal) fitted on every
     answer; its map to a probability (Platt: the combination's own logistic, or isotonic on its
     scores), whichever gives the lower Brier score on answers it was not fitted on (cross-fitted:
-    each answer scored by a fit on the other folds); and the trust level at which the answers
+    each answer scored by a fit on the other folds), or the one ``mapping`` names ("platt",
+    "isotonic"; "best": that choice); and the trust level at which the answers
     given are at most ``alpha`` wrong with probability 1 - ``delta``, found on those cross-fitted
     probabilities (cross-conformal: the promise holds for questions like these, approximately),
     beside the level at which they were at most ``alpha`` wrong, with no guarantee (:func:`risk_level`).
@@ -206,7 +207,9 @@ def fit_calibration(
         iso[test] = np.interp(platt[test], m["x"], m["y"])
     model = WEIGHTS[weights](x, correct)
     scores = {"platt": brier(platt, correct), "isotonic": brier(iso, correct)}
-    kind = min(scores, key=lambda k: scores[k])
+    if mapping not in ("best", *scores):
+        raise ValueError(f"mapping must be best, platt or isotonic (got {mapping})")
+    kind = min(scores, key=lambda k: scores[k]) if mapping == "best" else mapping
     mapping = isotonic(predict(model, x), correct) if kind == "isotonic" else {"kind": "platt"}
     held = iso if kind == "isotonic" else platt
     return {

@@ -177,3 +177,16 @@ def test_the_probe_reads_the_hidden_state_out_of_fold_and_scores_new_questions_w
     assert all((r["signals"]["probe"] > 0.5) == (r["answer"] == "right") for r in rows)
     assert rows[0]["signals"]["agreement"] == 1.0  # the other signals are kept
     assert llm.hidden_calls[0] == "Question: Q0?\nAnswer: wrong" and len(llm.hidden_calls) == 31  # each text read once
+
+
+def test_fit_calibration_takes_the_mapping_named_or_the_best():
+    rng = np.random.default_rng(1)
+    right = rng.integers(0, 2, 60)
+    records = [{"id": str(i), "dataset": "d", "metrics": {"cover_em": float(r)}, "signals": {"chain_support": float(r) * 0.3 + rng.random() * 0.7}}
+               for i, r in enumerate(right)]
+    best = cal.fit_calibration(records, 0.3, features=("chain_support",))
+    assert best["mapping"]["kind"] == min(best["brier_cv"], key=best["brier_cv"].get)
+    for kind in ("platt", "isotonic"):
+        assert cal.fit_calibration(records, 0.3, features=("chain_support",), mapping=kind)["mapping"]["kind"] == kind
+    with pytest.raises(ValueError, match="mapping must be"):
+        cal.fit_calibration(records, 0.3, features=("chain_support",), mapping="beta")
