@@ -47,6 +47,11 @@ PAGE = ROOT / "benchmarks" / "RESULTS.md"
 HEADLINE = "Headline"
 
 DEV100 = "dev100-structured-qwen1.5b-cpu"
+#: Self-Ask and S on dev_b (comparisons, bridge comparisons, inferences, MuSiQue 3-hop) in one run, with the shapes'
+#: handling (:mod:`sunar.compare`): the first 50 questions the development half.
+SHAPES, SHAPES_HALF = "devb-shapes-qwen1.5b-cpu", 50
+SHAPE_TYPES = (("comparison", "comparison (2Wiki)"), ("bridge_comparison", "bridge comparison (2Wiki)"), ("inference", "inference (2Wiki)"),
+               ("3hop", "3-hop chain (MuSiQue)"))
 BASE40, POOLS, ABLATIONS = "dev40-baselines-qwen1.5b-cpu", "dev40-given-pools-qwen1.5b-cpu", "dev40-ablations-qwen1.5b-cpu"
 FREE_TEXT, OFFICIAL = "dev100-qwen1.5b-cpu", "dev100-official-qwen1.5b-cpu"
 #: S's parts as they were added: dev 1-41, dev 42-100 and dev 101-217 (the second half of dev), each a run of every step.
@@ -248,6 +253,17 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
             ("`hop_support=cut_uncertain`: S, dev 101-217", before_after(run(WHOLE_SECOND), run(CUT_SECOND), "sunar"), "sunar@before", "sunar", False),
         ]
 
+    def shapes_rows() -> list[Comparison]:
+        """dev_b by question type, then by half of the run, then all: Self-Ask against S, one run."""
+        records = run(SHAPES)
+        numbered = {qid: k for k, qid in enumerate(dict.fromkeys(r["id"] for r in records), start=1)}
+        last = len(numbered)
+        by_type = [(f"{label}: {sum(1 for r in records if r.get('type') == t and r['variant'] == 'sunar')}", [r for r in records if r.get("type") == t])
+                   for t, label in SHAPE_TYPES]
+        halves = [(f"dev_b 1-{SHAPES_HALF}, developed on", [r for r in records if numbered[r["id"]] <= SHAPES_HALF]),
+                  (f"dev_b {SHAPES_HALF + 1}-{last}", [r for r in records if numbered[r["id"]] > SHAPES_HALF])]
+        return [(label, rows, "self_ask", "sunar") for label, rows in [*by_type, *halves, (f"dev_b 1-{last}", records)] if rows]
+
     judges, nar = stored("ra-isf-judges", "results.json"), stored("nar-stop-musique10", "results.json")
     first = stored("bench_index_fused", "output.txt")
     scale, served = stored("bench_scale", "results.json"), stored("first_token", "results.json")
@@ -256,6 +272,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"{HEADLINE}: {where(DEV100, CUT_UNCERTAIN_DEV, CUT_SECOND)}",
          lambda: headline_table([("dev 1-100: the paper's SUNAR (`sunar`)", run(DEV100), "self_ask", "sunar"),
                                  *((label, records, "self_ask", "sunar", one_run) for label, records, one_run in headline_runs())])),
+        (f"Other shapes of question, Self-Ask and S in one run on dev_b: {where(SHAPES)}",
+         lambda: headline_table(shapes_rows(), names=("Self-Ask", "S"))),
         # What S is
         (f"Each part of S and of the reader both graphs share, without it and with it, in the order it was added: "
          f"{where(ACTS, ACTS2, SECOND, CHAIN_DEV, UNFIT_DEV, *fixed_runs, PLAN_FIXED, CLEAN, REPLAN_SECOND, WHOLE_DEV, WHOLE_SECOND, CUT_UNCERTAIN_DEV, CUT_SECOND)}",
