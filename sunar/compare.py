@@ -7,9 +7,9 @@ small model then compares by shortcut (the order of mention, the better-known na
 values it found. So the values are read back from the chain and compared here:
 
 - :func:`comparison` reads the question: its two sides as the question writes them, and what it asks
-  (the earlier, the later, the longer life, or whether the two are the same);
+  (the earlier, the later, the longer life, the more, or whether the two are the same);
 - :func:`sides` gives each side the hops that are about it (they name the side, or a name its hops found);
-- :func:`decide` compares the last value of each side (dates, years or numbers; countries and
+- :func:`decide` compares the last value of each side (dates or years; numbers for "more"; countries and
   nationalities for "the same") and answers with the side's name as the question writes it, or yes/no;
 - :func:`as_side`: a final answer that names what one side's chain found (its director, its date)
   instead of the side is that side.
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from sunar.signals import agrees
-from sunar.text import content_words, normalize_answer, title_words
+from sunar.text import content_words, countries, normalize_answer, title_words
 
 T = TypeVar("T", bound=tuple)
-Asks = Literal["earliest", "latest", "longest", "same"]
+Asks = Literal["earliest", "latest", "longest", "most", "same"]
 Shape = Literal["chain", "comparison", "inference"]
 
 #: Hops a comparison may take, whatever ``max_hops``: two sides of two hops each (a bridge comparison:
@@ -40,8 +40,9 @@ COMPARISON_HOPS = 4
 
 _EARLY = r"earlier|first|older|oldest|sooner|before"
 _LATE = r"later|last|younger|youngest|more recently|most recently|newer|after"
+_MORE = r"more|most|larger|largest|bigger|biggest|higher|highest|greater|longer"
 _WHICH = re.compile(
-    rf"^(?P<head>(?:which|who|what)\b.*?\b(?P<word>{_EARLY}|{_LATE}|longer)\b(?: than the other)?)\s*[,:]?\s+"
+    rf"^(?P<head>(?:which|who|what)\b.*?\b(?P<word>{_EARLY}|{_LATE}|{_MORE})\b(?:\s+\w+(?=\s*,))?(?: than the other)?)\s*[,:]?\s+"
     r"(?:out of\s+|between\s+)?(?P<a>.+?)\s+(?:or|and)\s+(?P<b>.+?)\s*\?\s*$",
     re.IGNORECASE,
 )
@@ -68,7 +69,8 @@ _KIN = re.compile(
 
 
 #: What a comparison asks for, as the stream says it.
-COMPARED: dict[str, str] = {"earliest": "the earlier", "latest": "the later", "longest": "the longer life", "same": "whether the same"}
+COMPARED: dict[str, str] = {"earliest": "the earlier", "latest": "the later", "longest": "the longer life", "most": "the more",
+                             "same": "whether the same"}
 
 
 @dataclass(frozen=True)
@@ -94,9 +96,8 @@ def comparison(question: str) -> Comparison | None:
     for pattern in (_OUT_OF, _WHICH, _WAS):
         if (m := pattern.match(q)) is not None:
             word = m["word"].lower()
-            asks: Asks = "longest" if word == "longer" else "earliest" if re.fullmatch(_EARLY, word) else "latest"
-            if word == "longer" and "live" not in m["head"].lower():
-                return None  # "longer" of something else (a river, a film) is no date
+            lived = word == "longer" and "live" in m["head"].lower()
+            asks: Asks = "longest" if lived else "earliest" if re.fullmatch(_EARLY, word) else "latest" if re.fullmatch(_LATE, word) else "most"
             a, b = _side(m["a"]), _side(m["b"])
             return Comparison(a, b, asks) if a and b and normalize_answer(a) != normalize_answer(b) else None
     if (m := _SAME.match(q)) is not None:
@@ -204,9 +205,15 @@ def date_of(text: str) -> tuple[int, int, int] | None:
     return year, month, days[0] if month and len(days) == 1 else 0
 
 
-def _number(text: str) -> float | None:
-    m = re.fullmatch(r"\s*(-?\d[\d,]*(?:\.\d+)?)\s*", text)
-    return float(m[1].replace(",", "")) if m else None
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+
+
+def number_of(text: str) -> float | None:
+    """The one number an answer gives ("3", "three directors", "6,650 km"); None for none or several."""
+    found = re.findall(r"-?\d[\d,]*(?:\.\d+)?", text)
+    words = [float(_WORDS.index(w)) for w in normalize_answer(text).split() if w in _WORDS]
+    values = [float(n.replace(",", "")) for n in found] + words
+    return values[0] if len(values) == 1 else None
 
 
 _DEMONYMS = {
@@ -237,6 +244,12 @@ def country_of(text: str) -> str:
     return _DEMONYMS.get(t, t)
 
 
+def _a_country(text: str) -> bool:
+    """Whether ``text`` names a country or a nationality (what "the same country" compares)."""
+    said = country_of(text)
+    return said in _DEMONYMS.values() or said in countries()
+
+
 @dataclass(frozen=True)
 class Decision:
     """A comparison decided in code: the answer, and the values each side was decided on."""
@@ -250,8 +263,10 @@ def _value(asks: Asks, hops: Sequence[dict[str, Any]]) -> tuple[Any, str] | None
     """A side's value to compare, and how it reads: its last hop's answer (for "longest", the span
     between its last two dates); None where it does not parse."""
     last = str(hops[-1]["answer"])
-    if asks == "same":
-        return (country_of(last), last) if normalize_answer(last) else None
+    if asks == "same":  # the side's country or nationality, not a name found on the way (its director)
+        return (country_of(last), last) if _a_country(last) else None
+    if asks == "most":
+        return None if (n := number_of(last)) is None else ((n, 0, 0), last)
     if asks == "longest":
         dates = [d for h in hops if (d := date_of(str(h["answer"]))) is not None][-2:]
         if len(dates) < 2:
@@ -260,8 +275,6 @@ def _value(asks: Asks, hops: Sequence[dict[str, Any]]) -> tuple[Any, str] | None
         return (y2 - y1) * 372 + (m2 - m1) * 31 + (d2 - d1), f"{y2 - y1} years"
     if (d := date_of(last)) is not None:
         return d, last
-    if (n := _number(last)) is not None:
-        return (n, 0, 0), last
     return None
 
 
@@ -284,7 +297,7 @@ def decide(question: str, hops: Sequence[dict[str, Any]]) -> Decision | None:
     if va == vb:
         return None
     first = va < vb
-    want_a = first if c.asks == "earliest" else not first
+    want_a = first if c.asks == "earliest" else not first  # the latest, the longest life, the most: the larger
     return Decision(c.a if want_a else c.b, (ra, rb), f"{said}: {COMPARED[c.asks]} is {c.a if want_a else c.b}")
 
 

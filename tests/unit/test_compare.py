@@ -38,6 +38,8 @@ from sunar.nodes.shorten import by_rule
          Comparison("A Lady To Love", "Queen Of Burlesque", "earliest")),
         ("Which film was released more recently, No Path Through Fire or Bright Leaf?", Comparison("No Path Through Fire", "Bright Leaf", "latest")),
         ("Are Alofau and Patti, Dashtiari located in the same country?", Comparison("Alofau", "Patti, Dashtiari", "same")),
+        ("Which film has more directors, The Sailor'S Song or 88:88?", Comparison("The Sailor'S Song", "88:88", "most")),
+        ("Which river is longer, the Nile or the Amazon?", Comparison("the Nile", "the Amazon", "most")),
         ("Are both villages, Lehututu and Kat Kiyars, located in the same country?", Comparison("Lehututu", "Kat Kiyars", "same")),
         ("Are director of film Sleepers and director of film The Juniper Tree (Film) from the same country?",
          Comparison("Sleepers", "The Juniper Tree (Film)", "same")),
@@ -57,8 +59,6 @@ def test_a_comparison_is_read_with_its_two_sides_as_the_question_writes_them(que
     [
         ("Where was the director of film Ronnie Rocket born?", "chain"),
         ("Who was the first president of the country where Ravel was born?", "chain"),  # "first", but nothing to compare
-        ("Which river is longer, the Nile or the Amazon?", "chain"),  # "longer" of no lifetime: no date to compare
-        ("Which film has more directors, The Sailor'S Song or 88:88?", "chain"),  # counts are not compared in code
         ("Who is the paternal grandfather of Charlotte Bacon?", "inference"),
         ("Who is Edward Wingfield's maternal grandmother?", "inference"),
         ("Who is the father-in-law of Queen Victoria?", "inference"),
@@ -112,6 +112,11 @@ def test_lifetimes_and_the_same_country():
     assert decide(same, hops).answer == "yes"
     hops[3] = hop("What is the nationality of Stephen Kijak?", "Canadian")
     assert decide(same, hops).answer == "no"
+    # a chain that stopped at the two directors has no country to compare: the final step answers
+    assert decide(same, hops[:2]) is None
+    more = "Which film has more directors, The Sailor'S Song or 88:88?"
+    hops = [hop("How many directors does The Sailor's Song have?", "3"), hop("How many directors does 88:88 have?", "one director")]
+    assert decide(more, hops).answer == "The Sailor'S Song"
 
 
 @pytest.mark.parametrize(
