@@ -310,3 +310,9 @@ def as_side(question: str, answer: str, hops: Sequence[dict[str, Any]]) -> str |
         return None
     owners = [i for i, side in enumerate(split) if any(agrees(str(h["answer"]), answer) for h in side)]
     return c.sides[owners[0]] if len(owners) == 1 else None
+
+
+def unfinished(question: str, hops: Sequence[dict[str, Any]], budget: int) -> bool:
+    """Whether a comparison is being answered before its chain found what it compares (:func:`decide`
+    cannot decide it) while its hop budget has room for another step."""
+    return len(hops) < budget and comparison(question) is not None and decide(question, hops) is None

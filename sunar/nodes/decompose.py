@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar.compare import about_a_side, hop_budget, of_its_kind
+from sunar.compare import about_a_side, hop_budget, of_its_kind, unfinished
 from sunar.configuration import Configuration
 from sunar.follow_ups import (
     FAULTS,
@@ -24,6 +24,7 @@ from sunar.prompts.demonstrations import Demonstration, load_pool, retrieve
 from sunar.prompts.plan import NUDGE as PLAN_NUDGE
 from sunar.prompts.plan import fill, parse_plan, plan_format, plan_messages
 from sunar.prompts.self_ask import (
+    COMPARE_NUDGE,
     FINAL,
     FOLLOW_UP_ONLY,
     NUDGE,
@@ -137,6 +138,12 @@ def decompose(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         # Nothing retrieved yet: retrieve for the question itself rather than answer unsupported.
         note = "Self-Ask answered without a follow-up" if kind == "final" else f"Self-Ask output broke the format ({text[:80]!r})"
         return {"sub_question": question, "notes": [f"{note}; the question itself is used as the only sub-question"]}
+    if kind == "final" and unfinished(question, hops, limit):
+        # small models compare by shortcut: before both sides' values are found, ask once for the next step
+        nudge = [*messages, AIMessage(reply), HumanMessage(COMPARE_NUDGE)]
+        again, step = parse_self_ask(str(llm.generate(nudge, temperature=0.0, max_tokens=cfg.max_tokens, stop=STOP, schema=cfg.reply_schema(FOLLOW_UP_ONLY)).content))
+        if again == "follow_up" and normalize_answer(step) not in asked:
+            return {"sub_question": step, "notes": [*notes, f"Self-Ask answered before both sides' values were found; asked for the next step, it asked {step!r}"]}
     if kind == "final":
         return {"sub_question": "", "draft_answer": text, "notes": notes}
     return {"sub_question": "", "notes": [f"Self-Ask output broke the format ({text[:80]!r}); decomposition stopped"]}

@@ -72,7 +72,13 @@ REPEAT_NUDGE = (
     f"answers so far ('{FOLLOW_UP} ...'), or '{FINAL} <short answer>' if they are enough."
 )
 
-#: The only line accepted after :func:`bridge_nudge`: a follow-up.
+#: Sent once when a comparison is answered before each of its two sides has the value it compares.
+COMPARE_NUDGE = (
+    "The answers so far do not yet give, for both things the question compares, the value it compares them by "
+    f"(a date, a number, a country). Ask the next simple question about one of them. Write only '{FOLLOW_UP} <one simple question>'."
+)
+
+#: The only line accepted after :func:`bridge_nudge` or :data:`COMPARE_NUDGE`: a follow-up.
 FOLLOW_UP_ONLY = lines_format((f"{FOLLOW_UP} ", 200))
 
 

@@ -21,6 +21,7 @@ from sunar.follow_ups import loops_on_answer
 from sunar.graph import VARIANTS, build_graph, describe_step
 from sunar.nodes.decompose import demonstrations_for
 from sunar.nodes.shorten import by_rule
+from sunar.prompts.self_ask import COMPARE_NUDGE
 
 
 @pytest.mark.parametrize(
@@ -238,3 +239,22 @@ def test_a_comparison_decided_in_code_is_not_judged_again():
     _, out, llm = run("sunar")
     assert not any("Proposed answer: Yeti Obhijaan" in c for c in llm.inner.calls)
     assert out["signals"].get("answer_fits") is None
+
+
+def test_a_comparison_answered_before_its_values_were_found_is_asked_for_the_next_step():
+    same = "Are the directors of films Dark Interval and Yeti Obhijaan from the same country?"
+    nudged = {2: "Follow up: What is the nationality of Charles Saunders?", 3: "Follow up: What is the nationality of Srijit Mukherji?"}
+
+    def self_ask(prompt):
+        n = prompt.rsplit("Question:", 1)[1].count("Intermediate answer:")
+        if COMPARE_NUDGE in prompt.rsplit("Question:", 1)[1]:
+            return nudged[n]
+        return STEPS[n] if n < 2 else "So the final answer is: yes"  # the two directors, then a shortcut
+
+    hops = {**HOPS, "What is the nationality of Charles Saunders?": "English", "What is the nationality of Srijit Mukherji?": "Indian"}
+    llm = scripted_llm(self_ask, judging(hops, ["yes"], {"yes"}))
+    index = MemoryIndex(CORPUS, default_ranking=[("d1", 2.0), ("d2", 1.9), ("d3", 1.5), ("d4", 1.4)], graph={})
+    res = resources(llm, TableScorer({"d1": 0.9, "d2": 0.9, "d3": 0.8, "d4": 0.8}), index)
+    out = build_graph("self_ask").invoke({"question": same}, {"configurable": {"resources": res, "max_hops": 3, "budget": 4}})
+    assert [h["answer"] for h in out["hops"]] == ["Charles Saunders", "Srijit Mukherji", "English", "Indian"]
+    assert out["answer"] == "no" and sum("answered before both sides' values were found" in n for n in out["notes"]) == 2
