@@ -1,13 +1,12 @@
 """Whether the product stands behind an answer: the signals of :mod:`sunar.signals` combined into
 one number, the probability that the answer is right, by a calibration fitted on labelled runs (``sunar calibrate``).
 
-A calibration file records what it was fitted on: the graph, the LLM, the settings that change
-answers and the corpus's fingerprint; it is used only where all four match (:func:`choose`),
-otherwise the answer says why none applies. It holds the combination (standardised signals with
-equal weights, or a weight fitted per signal, made a probability by an L2-regularised logistic
-regression: Platt), the map from that score to a probability (the logistic itself, or isotonic
-when that held out better), optionally a probe on the LLM's hidden state (:mod:`sunar.evals.probe`),
-and the trust levels for the ``min_trust`` setting (:mod:`sunar.evals.selective`: with a promise, and without).
+A calibration file records what it was fitted on (the graph, the LLM, the settings that change answers, the
+corpus); it is used where the first three match, on any corpus (:func:`choose`; :func:`describe` says where it
+was fitted). It holds the combination (standardised signals, equal weights or one fitted per signal, by an
+L2-regularised logistic regression), the map to a probability (the logistic, or isotonic where that held out
+better), optionally a probe on the LLM's hidden state (:mod:`sunar.evals.probe`), and the ``min_trust`` levels
+(:mod:`sunar.evals.selective`: with a promise, and without).
 """
 
 from __future__ import annotations
@@ -27,18 +26,12 @@ FEATURES: tuple[str, ...] = (
     "agreement", "semantic_entropy", "sets", "hop_agreement", "hop_support", "answer_fits", "chain_support", "evidence_top", "evidence_margin",
     "answer_in_evidence", "chain_agrees", "chain_broken", "whole_chain", "named_pages", "unknown", "fallback", "answer_logprob", "probe", "shape_prior",
 )
-#: The signals the combined score uses by default: those whose AUROC alone was at least 0.55 on the
-#: paper's sunar's answers to dev 1-100 (the final samples' agreement, entropy and sets, and whether the
-#: chain's own answer agrees); the others were near chance or inverted there (benchmarks/RESULTS.md).
+#: The signals combined by default: those whose AUROC alone was at least 0.55 on the paper's sunar's answers
+#: to dev 1-100; the others were near chance or inverted there (benchmarks/RESULTS.md).
 COMBINED: tuple[str, ...] = ("agreement", "semantic_entropy", "sets", "chain_agrees")
-#: The signals the cpu profile's S combines (equal weights): the chain's weakest link and its two parts, whether
-#: the chain is whole and whether its hops found the pages they name. Of the ways of fitting
-#: ``benchmarks/transfer_calibration.py`` compares, the one whose probability held best on a dataset it was not
-#: fitted on (MuSiQue against 2Wiki; the worst left-out part's Brier score): the last two move with the
-#: share of right answers where the weakest link alone does not (benchmarks/results/transfer/).
+#: The cpu profile's S's signals: those whose probability held best on a dataset it was not fitted on (benchmarks/results/transfer/).
 TRANSFER: tuple[str, ...] = ("chain_support", "hop_support", "answer_fits", "whole_chain", "named_pages")
-#: Recorded signals ``sunar calibrate --with`` adds to the combined ones (the probe and the shape
-#: prior have flags of their own: the calibration computes them).
+#: Recorded signals ``sunar calibrate --with`` adds (the probe and the shape prior have flags of their own).
 EXTRA_SIGNALS = tuple(f for f in FEATURES if f not in (*COMBINED, "probe", "shape_prior"))
 #: Signals where a higher value means less trust (negated).
 DISTRUST = frozenset({"semantic_entropy", "sets", "chain_broken", "unknown", "fallback"})

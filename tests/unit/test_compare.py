@@ -8,7 +8,6 @@ from sunar.compare import (
     Comparison,
     as_side,
     comparison,
-    date_of,
     decide,
     hop_budget,
     of_its_kind,
@@ -22,6 +21,7 @@ from sunar.graph import VARIANTS, build_graph, describe_step
 from sunar.nodes.decompose import demonstrations_for
 from sunar.nodes.shorten import by_rule
 from sunar.prompts.self_ask import COMPARE_NUDGE
+from sunar.values import a_country, country_of, date_of, number_of
 
 
 @pytest.mark.parametrize(
@@ -77,6 +77,14 @@ def test_what_is_not_a_comparison_of_two_named_things(question, kind):
 )
 def test_dates_as_answers_write_them(text, date):
     assert date_of(text) == date
+
+
+def test_numbers_and_countries_as_answers_write_them():
+    assert number_of("3") == 3 and number_of("three directors") == 3 and number_of("6,650 km") == 6650
+    assert number_of("two or three") is None and number_of("many") is None
+    assert country_of("American") == country_of("USA") == country_of("United States of America") == "united states"
+    assert country_of("Paris, France") == "france" and a_country("Indian") and a_country("Botswana")
+    assert not a_country("Barry Levinson") and not a_country("Missoula, Montana")
 
 
 def hop(question, answer):

@@ -1,0 +1,77 @@
+"""The values a comparison compares, read from answers as a small model writes them: dates
+(:func:`date_of`), numbers (:func:`number_of`), and countries or nationalities as one name
+(:func:`country_of`, :func:`a_country`)."""
+
+from __future__ import annotations
+
+import re
+
+from sunar.text import countries, normalize_answer
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+_MONTH = {m: i for i, m in enumerate(_MONTHS, 1)} | {m[:3]: i for i, m in enumerate(_MONTHS, 1)} | {"sept": 9}
+_DATE_WORDS = re.compile(r"[a-z]+|\d+", re.IGNORECASE)
+
+
+def date_of(text: str) -> tuple[int, int, int] | None:
+    """(year, month, day) of a date as answers write it ("2 May 1934", "May 2, 1934", "1934-05-02",
+    "1934", "c. 1570", "44 BC"); 0 for a month or day not given. None without a year."""
+    t = text.strip().lower().replace(",", " ")
+    if m := re.search(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", t):
+        return int(m[1]), int(m[2]), int(m[3])
+    tokens = _DATE_WORDS.findall(t)
+    numbers = [int(x) for x in tokens if x.isdigit()]
+    month = next((_MONTH[x] for x in tokens if x in _MONTH), 0)
+    years = [n for n in numbers if n > 31]
+    if len(years) != 1 and not (len(years) > 1 and len(set(years)) == 1):
+        return None
+    year = years[0]
+    if re.search(r"\b(?:bc|bce)\b", t):
+        year = -year
+    days = [n for n in numbers if 1 <= n <= 31 and n != abs(year)]
+    return year, month, days[0] if month and len(days) == 1 else 0
+
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+
+
+def number_of(text: str) -> float | None:
+    """The one number an answer gives ("3", "three directors", "6,650 km"); None for none or several."""
+    found = re.findall(r"-?\d[\d,]*(?:\.\d+)?", text)
+    words = [float(_WORDS.index(w)) for w in normalize_answer(text).split() if w in _WORDS]
+    values = [float(n.replace(",", "")) for n in found] + words
+    return values[0] if len(values) == 1 else None
+
+
+_DEMONYMS = {
+    "american": "united states", "usa": "united states", "us": "united states", "u s": "united states", "united states of america": "united states",
+    "america": "united states", "british": "united kingdom", "english": "united kingdom", "scottish": "united kingdom", "welsh": "united kingdom",
+    "england": "united kingdom", "scotland": "united kingdom", "wales": "united kingdom", "uk": "united kingdom", "great britain": "united kingdom",
+    "french": "france", "german": "germany", "italian": "italy", "spanish": "spain", "portuguese": "portugal", "dutch": "netherlands",
+    "belgian": "belgium", "swiss": "switzerland", "austrian": "austria", "swedish": "sweden", "norwegian": "norway", "danish": "denmark",
+    "finnish": "finland", "polish": "poland", "czech": "czech republic", "hungarian": "hungary", "romanian": "romania", "greek": "greece",
+    "russian": "russia", "soviet": "soviet union", "ukrainian": "ukraine", "turkish": "turkey", "iranian": "iran", "persian": "iran",
+    "indian": "india", "pakistani": "pakistan", "bangladeshi": "bangladesh", "chinese": "china", "japanese": "japan", "korean": "south korea",
+    "south korean": "south korea", "filipino": "philippines", "indonesian": "indonesia", "thai": "thailand", "vietnamese": "vietnam",
+    "australian": "australia", "canadian": "canada", "mexican": "mexico", "brazilian": "brazil", "argentine": "argentina",
+    "argentinian": "argentina", "chilean": "chile", "colombian": "colombia", "peruvian": "peru", "cuban": "cuba", "egyptian": "egypt",
+    "nigerian": "nigeria", "south african": "south africa", "israeli": "israel", "irish": "ireland", "new zealander": "new zealand",
+    "icelandic": "iceland", "serbian": "serbia", "croatian": "croatia", "bulgarian": "bulgaria", "slovak": "slovakia", "estonian": "estonia",
+    "latvian": "latvia", "lithuanian": "lithuania", "georgian": "georgia", "armenian": "armenia", "sri lankan": "sri lanka",
+    "nepalese": "nepal", "malaysian": "malaysia", "singaporean": "singapore", "kenyan": "kenya", "ghanaian": "ghana", "moroccan": "morocco",
+    "algerian": "algeria", "tunisian": "tunisia", "lebanese": "lebanon", "syrian": "syria", "iraqi": "iraq", "saudi": "saudi arabia",
+    "afghan": "afghanistan", "venezuelan": "venezuela", "uruguayan": "uruguay", "bolivian": "bolivia", "ecuadorian": "ecuador",
+}
+
+
+def country_of(text: str) -> str:
+    """A country or nationality as one name ("American", "USA" -> "united states"; "Paris, France" -> "france")."""
+    t = normalize_answer(text)
+    t = t.rsplit(" ", 1)[-1] if t not in _DEMONYMS and " " in t and t.rsplit(" ", 1)[-1] in _DEMONYMS.values() else t
+    return _DEMONYMS.get(t, t)
+
+
+def a_country(text: str) -> bool:
+    """Whether ``text`` names a country or a nationality (what "the same country" compares)."""
+    said = country_of(text)
+    return said in _DEMONYMS.values() or said in countries()
