@@ -67,3 +67,18 @@ def risk_level(scores: Sequence[float], correct: Sequence[float], alpha: float) 
     level = kept[0] if kept else math.inf
     _, coverage, accuracy = given(s, y, level)
     return {"level": level, "level_coverage": coverage, "level_accuracy": accuracy}
+
+
+def shape_levels(scores: Sequence[float], correct: Sequence[float], shapes: Sequence[str], alpha: float, delta: float = 0.1,
+                 minimum: int = 30) -> dict[str, float]:
+    """The conformal threshold of :func:`conformal_threshold` found for each shape of question on its own
+    answers, where it has at least ``minimum`` labelled ones: each promise (at most ``alpha`` wrong with
+    probability 1 - ``delta``) is then about questions of that shape. A shape with fewer has no level
+    (nothing promised: left out of the dict); a shape's level that nothing passed is inf."""
+    s, y, kinds = np.asarray(scores, dtype=float), np.asarray(correct, dtype=float), np.asarray(shapes, dtype=object)
+    levels = {}
+    for kind in sorted(set(kinds.tolist())):
+        mine = kinds == kind
+        if mine.sum() >= minimum:
+            levels[kind] = float(conformal_threshold(s[mine], y[mine], alpha, delta)["threshold"])
+    return levels
