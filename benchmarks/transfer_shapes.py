@@ -37,7 +37,7 @@ import numpy as np
 
 from benchmarks import transfer_calibration as tc
 from benchmarks.results_runs import read_records
-from sunar.choice import floor
+from sunar.choice import floor, floored
 from sunar.compare import shape
 from sunar.evals.calibration import auroc, brier, dealt, ece, right
 from sunar.evals.floored import fit_floored, probability
@@ -137,6 +137,31 @@ def transfer(rows: Sequence[dict[str, Any]], kinds: Sequence[str], alpha: float 
     return out
 
 
+def as_shipped(rows: Sequence[dict[str, Any]], calibration: dict[str, Any]) -> dict[str, Any]:
+    """A shipped calibration file read as the product reads it, on each type of ``rows`` and on all: without the
+    floor (as before it) and above it (``sunar.nodes.confidence``); its level is the file's ``threshold``."""
+    from sunar.trust import probability
+
+    y = np.array([right(r) for r in rows])
+    raw = probability(calibration, signal_matrix(rows, calibration["features"]))
+    shown = {"without the floor": raw, "above the floor": floored(raw, [r["floor"] for r in rows])}
+    parts = {"all": np.ones(len(rows), bool)} | {t: np.array([r.get("type") == t for r in rows]) for t in sorted({str(r.get("type")) for r in rows})}
+    level = float(calibration.get("threshold") or np.inf)
+    return {"level": level, "parts": {name: {how: {"n": int(sel.sum()), "right": float(y[sel].mean()), "mean_probability": float(p[sel].mean()),
+                                                   "auroc": auroc(p[sel], y[sel]) if len(set(y[sel].tolist())) == 2 else None,
+                                                   "ece": ece(p[sel], y[sel]), **answered(p[sel], y[sel], np.full(int(sel.sum()), level), tc.ALPHA)}
+                                             for how, p in shown.items()} for name, sel in parts.items()}}
+
+
+def as_shipped_markdown(found: dict[str, Any]) -> str:
+    lines = [f"### The shipped file as the product reads it (level {_f(found['level'])})", "",
+             "| type | read | n | right | mean p | AUROC | ECE | answered at the level | wrong of those |", "| --- " * 9 + "|"]
+    for name, ways in found["parts"].items():
+        lines += [f"| {name} | {how} | {p['n']} | {_f(p['right'])} | {_f(p['mean_probability'])} | {_f(p['auroc'])} | {_f(p['ece'])} | "
+                  f"{_f(p['coverage'])} | {_f(p['risk'])} |" for how, p in ways.items()]
+    return "\n".join([*lines, ""])
+
+
 def _f(value: Any, digits: int = 2) -> str:
     return "-" if value is None else tc._f(value, digits)
 
@@ -190,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delta", type=float, default=tc.DELTA)
     parser.add_argument("--minimum", type=int, default=MINIMUM, help="labelled answers a shape needs for a level of its own")
     parser.add_argument("--out", help="write the report as JSON here (and the table beside it, .md)")
+    parser.add_argument("--as-shipped", metavar="FILE", help="only score this calibration file as the product reads it, by type")
     args = parser.parse_args(argv)
     rows, taken = tc.pooled([read_records(Path(run)) for run in args.run], args.variant)
     for run, variant in zip(args.run, taken, strict=True):
@@ -199,8 +225,13 @@ def main(argv: list[str] | None = None) -> int:
 
         types = question_types(Path(args.questions), rows)
         rows = [{**r, "type": r.get("type") or types[str(r["id"])]} for r in rows]
-    report = {"runs": args.run, "variants": taken, **transfer(with_floors(rows), args.parts, args.alpha, args.delta, args.minimum)}
-    table = markdown(report)
+    if args.as_shipped:
+        report = {"runs": args.run, "variants": taken, "file": Path(args.as_shipped).name,
+                  **as_shipped(with_floors(rows), json.loads(Path(args.as_shipped).read_text()))}
+        table = as_shipped_markdown(report)
+    else:
+        report = {"runs": args.run, "variants": taken, **transfer(with_floors(rows), args.parts, args.alpha, args.delta, args.minimum)}
+        table = markdown(report)
     print(table)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

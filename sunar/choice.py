@@ -26,6 +26,8 @@ from sunar.text import normalize_answer
 
 #: The floor of an answer that is one of the two options its question names.
 TWO_WAY = 0.5
+#: What the confidence's basis adds when an answer is read above its floor.
+FLOOR_SAID = "; one of the two options the question names, so at least 50%"
 
 
 def floor(question: str, answer: str) -> float:

@@ -247,14 +247,14 @@ def probability(calibration: dict[str, Any], x: np.ndarray) -> np.ndarray:
     return p
 
 
-def judge(signals: dict[str, Any], calibration: dict[str, Any], min_trust: float = 0.0) -> dict[str, Any]:
-    """The probability that the answer is right, whether it is below ``min_trust`` (then the
-    product says it does not know and gives the answer only as its best guess) and, when the
-    probability is below one half or the answer is withheld, what pulls it down most (in words)."""
+def judge(signals: dict[str, Any], calibration: dict[str, Any], min_trust: float = 0.0, floor: float = 0.0) -> dict[str, Any]:
+    """The probability that the answer is right, read above its chance ``floor`` (:mod:`sunar.choice`),
+    whether it is below ``min_trust`` (then the product says it does not know and gives the answer only
+    as its best guess) and, when below one half or withheld, what pulls it down most (in words)."""
     features, model = tuple(calibration["features"]), calibration["model"]
     x = signal_matrix([{"signals": signals}], features)
     pulls = contributions(model, x)[0]
-    trust = float(probability(calibration, x)[0])
+    trust = floor + (1 - floor) * float(probability(calibration, x)[0])  # choice.floored
     abstained = trust < min_trust
     if trust >= 0.5 and not abstained:
         return {"trust": round(trust, 4), "abstained": False, "why": ""}

@@ -6,7 +6,9 @@ calibration fitted for this graph, model, settings and corpus turns the signals 
 shown: the probability that the answer is right (:mod:`sunar.trust`). Where none applies, the
 agreement is shown for what it is, with the reason. Below ``min_trust`` the product says it does
 not know and gives its best guess. With ``hop_support``, the check's judge of the answer
-(:mod:`sunar.nodes.check`) joins the signals."""
+(:mod:`sunar.nodes.check`) joins the signals. An answer that is one of the two options its question
+names is read above its chance floor (:mod:`sunar.choice`): a calibration fitted on chains would
+otherwise give a coin's pick less than one half."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from sunar import trust
+from sunar import choice, trust
 from sunar.configuration import Configuration
 from sunar.errors import ModelUnavailable
 from sunar.models.llm import LLM
@@ -86,8 +88,9 @@ def make_confidence(
             found["answer_logprob"] = answer_logprob(res.likelihood, messages, state["answer"])
         if calibration:
             found.update(trust.held_signals(calibration, lambda: res.llm, state["question"], state["answer"]))
-            verdict = trust.judge(found, calibration, cfg.min_trust)
-            basis = trust.describe(calibration, corpus_of(res.index))
+            floor = choice.floor(state["question"], str(state.get("answer") or ""))
+            verdict = trust.judge(found, calibration, cfg.min_trust, floor)
+            basis = trust.describe(calibration, corpus_of(res.index)) + (choice.FLOOR_SAID if floor else "")
         else:  # nothing to turn the agreement into a probability: shown for what it is, with the reason
             verdict = {"trust": None, "abstained": cfg.min_trust > 0, "why": why_not if cfg.min_trust > 0 else ""}
             basis = f"not calibrated: {why_not}"

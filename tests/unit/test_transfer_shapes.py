@@ -59,3 +59,19 @@ def test_left_out_by_dataset_and_shape_with_the_floor_closer_to_the_left_out_bas
     out = tmp_path / "r.json"
     out.write_text(json.dumps(report, default=float))
     assert json.loads(out.read_text())["kinds"]["shape"]["chain_support floor"]["chain"]["n"] == 80
+
+
+def test_a_shipped_file_as_the_product_reads_it_lifts_only_the_two_way_answers(tmp_path, capsys):
+    found = rows()
+    for r in found:
+        r["type"] = "comparison" if r["shape"] == "comparison" else "compositional"
+    calibration = {"features": ["chain_support"], "model": {"mean": [0.5], "scale": [0.2], "intercept": -0.5, "coef": [1.0]}, "threshold": 0.7}
+    report = ts.as_shipped(found, calibration)
+    comparing, chains = report["parts"]["comparison"], report["parts"]["compositional"]
+    assert chains["above the floor"] == chains["without the floor"]  # open questions: floor 0, nothing moves
+    assert comparing["above the floor"]["mean_probability"] == 0.5 + 0.5 * comparing["without the floor"]["mean_probability"]
+    assert comparing["above the floor"]["ece"] < comparing["without the floor"]["ece"]  # 90% right: nearer above the floor
+    assert comparing["above the floor"]["coverage"] >= comparing["without the floor"]["coverage"]
+    assert report["parts"]["all"]["above the floor"]["n"] == 160 and report["level"] == 0.7
+    table = ts.as_shipped_markdown(report)
+    assert "| comparison | above the floor | 80 |" in table and table.count("\n| ") == 8

@@ -450,3 +450,30 @@ def test_calibrate_can_combine_the_signals_that_rank_the_answers_alone(tmp_path,
     capsys.readouterr()
     assert main(["calibrate", "--run", str(path), "--only", "--out", str(out)]) == 1
     assert capsys.readouterr().err.strip().endswith("--only combines the signals --with names: name one")
+
+
+def test_an_answer_that_is_one_of_two_options_is_read_above_its_chance_floor(tmp_path):
+    from sunar.choice import FLOOR_SAID
+
+    calibration = trust.read(calibration_file(tmp_path))
+    unsure = {"agreement": 0.0, "chain_agrees": -1.0}
+    open_question = trust.judge(unsure, calibration)
+    two_way = trust.judge(unsure, calibration, floor=0.5)
+    assert open_question["trust"] < 0.5 and two_way["trust"] == pytest.approx(0.5 + 0.5 * open_question["trust"], abs=1e-4)
+    assert two_way["why"] == ""  # at or above one half: nothing is said to pull it down
+    assert trust.judge(unsure, calibration, min_trust=two_way["trust"] + 0.01, floor=0.5)["abstained"]  # the level applies above the floor
+
+    question = "Who was born first, David Lynch or Alfred Hitchcock?"
+    script = self_ask_script(["Follow up: When was David Lynch born?", "Follow up: When was Alfred Hitchcock born?", "So the final answer is: Alfred Hitchcock"])
+    dates = {"David Lynch": "January 20, 1946", "Alfred Hitchcock": "13 August 1899"}
+    llm = scripted_llm(script, lambda q, i: next((d for name, d in dates.items() if name in q), "unknown"))
+    corpus = docs(("d1", "David Lynch", "David Lynch was born on January 20, 1946."), ("d2", "Alfred Hitchcock", "Alfred Hitchcock was born on 13 August 1899."))
+    index = MemoryIndex(corpus, default_ranking=[("d1", 1.0), ("d2", 0.9)], manifest={"corpus_fingerprint": "fp"})
+    config = {"configurable": {"resources": resources(llm, TableScorer({"d1": 1.0, "d2": 0.9}), index), "samples": 2,
+                               "calibration": str(calibration_file(tmp_path))}}
+    out = build_graph("sunar").invoke({"question": question}, config)
+    assert out["answer"] == "Alfred Hitchcock" and out["trust"] >= 0.5
+    assert out["confidence_basis"] == "fitted on 2 labelled answers of sunar with scripted:scripted" + FLOOR_SAID
+    assert FLOOR_SAID in out["messages"][-1].content
+    chain = run(tmp_path)  # an open question keeps the calibration's own probability, and says nothing of options
+    assert FLOOR_SAID not in chain["confidence_basis"]
