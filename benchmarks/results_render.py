@@ -93,6 +93,24 @@ def headline_table(rows: Sequence[Comparison], names: tuple[str, str] = ("Self-A
                   f"{variant} right / wrong where {base} was not, cover-EM (sign test p)", "the same, EM"], body)
 
 
+def by_dataset_table(rows: Sequence[Comparison], names: tuple[str, str] = ("without", "with it")) -> str:
+    """:func:`headline_table`'s comparisons split by dataset: per dataset, the right answers of each
+    (cover-EM) and the variant's wins / losses (a part kept only if it loses on neither)."""
+    body = []
+    for label, records, base, variant, *_ in rows:
+        row = [label]
+        for d, _ in DATASETS:
+            part = [r for r in records if r.get("dataset") == d]
+            if not of(part, variant):
+                row += ["-", "-"]
+                continue
+            b, s = summarise(part, base), summarise(part, variant, base)
+            row += [f"{b['right']} / {s['right']}", f"{s['wins']} / {s['losses']}"]
+        body.append(row)
+    base, variant = names
+    return table(["questions", *(h for _, label in DATASETS for h in (f"{label}: {base} / {variant}", f"{label}: right / wrong where {base} was not"))], body)
+
+
 def retrieval_table(runs: Sequence[tuple[str, Records, Sequence[str]]]) -> str:
     """Evidence recall of the gold paragraphs (R@10) by dataset, per run and variant."""
     rows = []

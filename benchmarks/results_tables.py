@@ -23,6 +23,7 @@ from benchmarks.results_confidence import acted_table, calibrated_table, chain_t
 from benchmarks.results_render import (
     Comparison,
     answers_table,
+    by_dataset_table,
     headline_table,
     node_table,
     retrieval_table,
@@ -278,6 +279,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
         (f"Each part of S and of the reader both graphs share, without it and with it, in the order it was added: "
          f"{where(ACTS, ACTS2, SECOND, CHAIN_DEV, UNFIT_DEV, *fixed_runs, PLAN_FIXED, CLEAN, REPLAN_SECOND, WHOLE_DEV, WHOLE_SECOND, CUT_UNCERTAIN_DEV, CUT_SECOND)}",
          lambda: headline_table(parts(), names=("without", "with it"))),
+        ("The same parts by dataset (cover-EM; the runs above)", lambda: by_dataset_table(parts())),
         (f"What the doubted answers became, S with `unfit_answer=both`: {where(UNFIT_DEV, UNFIT_SECOND)}",
          lambda: acted_table([("dev 1-100", of(run(UNFIT_DEV), S_UNFIT)), ("dev 101-217", of(run(UNFIT_SECOND), S_UNFIT))])),
         # Baselines

@@ -234,6 +234,18 @@ def test_headline_table_compares_two_variants_by_cover_em_and_em(records):
     assert apart[2] == "| dev 1-4 | 1 / 3 | 1 / 2 | 4 | - (apart) | 2 / 0 (p = 0.50) | 2 / 1 (p = 1.00) |"
 
 
+def test_the_parts_by_dataset_give_each_datasets_right_answers_and_wins_and_losses(records):
+    from benchmarks.results_render import by_dataset_table
+
+    rows = read_records(records)
+    lines = by_dataset_table([("dev 1-4", rows, "self_ask", "sunar"), ("2Wiki only", [r for r in rows if r["dataset"] == "2wiki"], "self_ask", "sunar")]).splitlines()
+    assert lines[0] == ("| questions | MuSiQue: without / with it | MuSiQue: right / wrong where without was not | 2Wiki: without / with it | "
+                        "2Wiki: right / wrong where without was not |")
+    # MuSiQue: self_ask right on q1, sunar on q1 and q2; 2Wiki: sunar right on q3 only
+    assert lines[2] == "| dev 1-4 | 1 / 2 | 1 / 0 | 0 / 1 | 1 / 0 |"
+    assert lines[3] == "| 2Wiki only | - | - | 0 / 1 | 1 / 0 |"  # a dataset a comparison did not run on
+
+
 def test_check_needs_every_table_in_the_page_and_the_headline_in_a_readme_only_when_given(tmp_path, capsys):
     found = [("Headline: run", "| a |"), ("Other: run", "| b |"), ("Skipped: no corpus", None)]
     page, readme = tmp_path / "RESULTS.md", tmp_path / "README.md"
