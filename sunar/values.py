@@ -61,13 +61,37 @@ _DEMONYMS = {
     "nepalese": "nepal", "malaysian": "malaysia", "singaporean": "singapore", "kenyan": "kenya", "ghanaian": "ghana", "moroccan": "morocco",
     "algerian": "algeria", "tunisian": "tunisia", "lebanese": "lebanon", "syrian": "syria", "iraqi": "iraq", "saudi": "saudi arabia",
     "afghan": "afghanistan", "venezuelan": "venezuela", "uruguayan": "uruguay", "bolivian": "bolivia", "ecuadorian": "ecuador",
+    "jamaican": "jamaica", "haitian": "haiti", "dominican": "dominican republic", "puerto rican": "puerto rico", "paraguayan": "paraguay",
+    "costa rican": "costa rica", "guatemalan": "guatemala", "honduran": "honduras", "salvadoran": "el salvador", "nicaraguan": "nicaragua",
+    "panamanian": "panama", "trinidadian": "trinidad and tobago", "bahamian": "bahamas", "barbadian": "barbados", "bosnian": "bosnia and herzegovina",
+    "slovenian": "slovenia", "slovene": "slovenia", "belarusian": "belarus", "albanian": "albania", "macedonian": "macedonia",
+    "montenegrin": "montenegro", "moldovan": "moldova", "maltese": "malta", "cypriot": "cyprus", "luxembourgish": "luxembourg",
+    "monegasque": "monaco", "azerbaijani": "azerbaijan", "kazakh": "kazakhstan", "kazakhstani": "kazakhstan", "uzbek": "uzbekistan",
+    "kyrgyz": "kyrgyzstan", "tajik": "tajikistan", "turkmen": "turkmenistan", "mongolian": "mongolia", "taiwanese": "taiwan",
+    "north korean": "north korea", "cambodian": "cambodia", "laotian": "laos", "burmese": "myanmar", "bhutanese": "bhutan",
+    "maldivian": "maldives", "jordanian": "jordan", "kuwaiti": "kuwait", "emirati": "united arab emirates", "qatari": "qatar",
+    "omani": "oman", "yemeni": "yemen", "bahraini": "bahrain", "libyan": "libya", "sudanese": "sudan", "ethiopian": "ethiopia",
+    "eritrean": "eritrea", "somali": "somalia", "ugandan": "uganda", "tanzanian": "tanzania", "rwandan": "rwanda", "zambian": "zambia",
+    "zimbabwean": "zimbabwe", "malawian": "malawi", "mozambican": "mozambique", "angolan": "angola", "namibian": "namibia",
+    "botswanan": "botswana", "senegalese": "senegal", "malian": "mali", "cameroonian": "cameroon", "ivorian": "ivory coast",
+    "beninese": "benin", "togolese": "togo", "liberian": "liberia", "sierra leonean": "sierra leone", "gambian": "gambia",
+    "guinean": "guinea", "nigerien": "niger", "chadian": "chad", "malagasy": "madagascar", "mauritian": "mauritius",
+    "cape verdean": "cabo verde", "fijian": "fiji", "samoan": "samoa", "tongan": "tonga", "papua new guinean": "papua new guinea",
+    "northern irish": "united kingdom", "northern ireland": "united kingdom",
+    # a country under another name than ISO's
+    "cape verde": "cabo verde", "burma": "myanmar", "swaziland": "eswatini", "persia": "iran", "holland": "netherlands",
+    "ceylon": "sri lanka", "siam": "thailand", "czechia": "czech republic", "cote divoire": "ivory coast", "côte divoire": "ivory coast",
+    "east pakistan": "bangladesh", "democratic republic of congo": "dr congo", "drc": "dr congo",
 }
 
 
 def country_of(text: str) -> str:
-    """A country or nationality as one name ("American", "USA" -> "united states"; "Paris, France" -> "france")."""
+    """A country or nationality as one name ("American", "USA" -> "united states"; "Paris, France" -> "france";
+    "Lithuanian-American", as nationalities are written, by its last part -> "united states")."""
     t = normalize_answer(text)
-    t = t.rsplit(" ", 1)[-1] if t not in _DEMONYMS and " " in t and t.rsplit(" ", 1)[-1] in _DEMONYMS.values() else t
+    if t not in _DEMONYMS and " " in (spaced := normalize_answer(text.replace("-", " "))):
+        last = spaced.rsplit(" ", 1)[-1]
+        t = last if last in _DEMONYMS or (" " in t and last in _DEMONYMS.values()) else t
     return _DEMONYMS.get(t, t)
 
 

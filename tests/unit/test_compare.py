@@ -85,6 +85,12 @@ def test_numbers_and_countries_as_answers_write_them():
     assert country_of("American") == country_of("USA") == country_of("United States of America") == "united states"
     assert country_of("Paris, France") == "france" and a_country("Indian") and a_country("Botswana")
     assert not a_country("Barry Levinson") and not a_country("Missoula, Montana")
+    # nationalities beyond the largest countries, and countries under another name than ISO's
+    assert country_of("Jamaican") == "jamaica" and country_of("Burmese") == country_of("Burma") == country_of("Myanmar") == "myanmar"
+    assert country_of("Cape Verde") == country_of("Cabo Verde") and country_of("Côte d'Ivoire") == country_of("Ivory Coast")
+    # a nationality written with its origin first is its last part; a country's own hyphen is kept
+    assert country_of("Lithuanian-American") == country_of("Ukrainian- born, Lithuanian- American") == "united states"
+    assert country_of("Austria-Hungary") != country_of("Hungary")
 
 
 def hop(question, answer):
@@ -121,6 +127,11 @@ def test_lifetimes_and_the_same_country():
     assert decide(same, hops).answer == "yes"
     hops[3] = hop("What is the nationality of Stephen Kijak?", "Canadian")
     assert decide(same, hops).answer == "no"
+    hops[2:] = [hop("What is the nationality of Barry Levinson?", "Ukrainian- born, Lithuanian- American"),
+                hop("What is the nationality of Stephen Kijak?", "Canadian")]
+    assert decide(same, hops).answer == "no"  # before, the first value was no country: no decision, MER answered "Canadian"
+    in_ = "Are Chão Bom and Karam Bast located in the same country?"
+    assert decide(in_, [hop("Which country is Chão Bom in?", "Cape Verde"), hop("Which country is Karam Bast in?", "Iran")]).answer == "no"
     # a chain that stopped at the two directors has no country to compare: the final step answers
     assert decide(same, hops[:2]) is None
     more = "Which film has more directors, The Sailor'S Song or 88:88?"
