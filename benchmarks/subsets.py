@@ -18,6 +18,7 @@ without it, on any chain the trace holds.
 ``one_answer`` acts where an answer the trace holds (final, doubted, a hop's or a candidate's, on any
 chain) lists names where the question asks for one. ``page_form`` acts where such an answer has a date
 or ordinal that can be written another way and MER's pages, found again, do not hold it as it is.
+A larger ``max_hops`` (``hop_limit``) acts where a chain of the trace reached the limit.
 ``bridge_to_last`` acts where the final answer, or MER's that the judge doubted, is a bridge of the chain
 shown (an earlier hop's answer a later sub-question names) and its last hop answered something else.
 
@@ -151,7 +152,13 @@ def page_form_can_act(index: Any) -> Callable[[dict[str, Any]], bool]:
     return can_act
 
 
-CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"one_answer": one_answer_can_act, "bridge_to_last": bridge_to_last_can_act}
+def hop_limit_can_act(record: dict[str, Any]) -> bool:
+    """A larger ``max_hops`` acts where a chain of the trace reached the limit (the notes say so)."""
+    return any(n.startswith("hop limit (") for n in record.get("notes") or [])
+
+
+CAN_ACT: dict[str, Callable[[dict[str, Any]], bool]] = {"one_answer": one_answer_can_act, "bridge_to_last": bridge_to_last_can_act,
+                                                        "hop_limit": hop_limit_can_act}
 
 
 def with_index(switch: str, index: Path | None) -> Callable[[dict[str, Any]], bool]:

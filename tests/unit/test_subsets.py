@@ -6,6 +6,7 @@ import pytest
 
 from benchmarks.subsets import (
     bridge_to_last_can_act,
+    hop_limit_can_act,
     main,
     one_answer_can_act,
     page_form_can_act,
@@ -103,3 +104,8 @@ def test_the_subset_holds_only_the_questions_the_fix_can_act_on_one_hop_chains_f
     assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == ["q1", "q2"]  # the one-hop chain first
     with pytest.raises(SystemExit, match="page_form needs --index"):
         main(["page_form", str(run), "--variant", "self_ask", "--questions", str(questions)])
+
+
+def test_a_larger_hop_limit_can_act_where_a_chain_of_the_trace_reached_it():
+    assert hop_limit_can_act({**ONE, "notes": ["hop limit (3) reached; answering from the evidence so far"]})
+    assert not hop_limit_can_act({**ONE, "notes": ["Self-Ask answered without a follow-up"]}) and not hop_limit_can_act(ONE)
