@@ -246,6 +246,15 @@ def test_the_parts_by_dataset_give_each_datasets_right_answers_and_wins_and_loss
     assert lines[3] == "| 2Wiki only | - | - | 0 / 1 | 1 / 0 |"  # a dataset a comparison did not run on
 
 
+def test_a_confirmation_run_is_compared_per_dataset_then_over_all(records):
+    from benchmarks.results_tables import by_dataset
+
+    rows = by_dataset(read_records(records), "dev2")
+    assert [(label, base, variant) for label, _, base, variant in rows] == [
+        ("dev2, MuSiQue (2)", "self_ask", "sunar"), ("dev2, 2Wiki (2)", "self_ask", "sunar"), ("dev2, all (4)", "self_ask", "sunar")]
+    assert headline_table(rows).splitlines()[4].startswith("| dev2, all (4) | 1 / 3 | 1 / 2 | 4 |")
+
+
 def test_check_needs_every_table_in_the_page_and_the_headline_in_a_readme_only_when_given(tmp_path, capsys):
     found = [("Headline: run", "| a |"), ("Other: run", "| b |"), ("Skipped: no corpus", None)]
     page, readme = tmp_path / "RESULTS.md", tmp_path / "README.md"
