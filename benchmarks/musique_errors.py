@@ -2,6 +2,7 @@
 of committed runs, put in exactly one kind of error, with counts per graph and run.
 
     .venv/bin/python -m benchmarks.musique_errors --data ../shared/data/multihop   # or set SUNAR_DATA
+    .venv/bin/python -m benchmarks.musique_errors --index DIR   # and how near NAR's graph puts a missed second page
 
 All MuSiQue dev questions are 2-hop (``decomposition``: the bridge question and its answer, then the
 question about the bridge). What a run records per hop is its sub-question and answer
@@ -197,17 +198,47 @@ def analyse(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question
     return "\n".join(lines)
 
 
+def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question], neighbours: Any, near: int = 8) -> str:
+    """Where the bridge was found but the second gold page never retrieved (wrong or right, either graph): would NAR's
+    neighbour graph lead there from the first gold page? The second page's rank among the first's neighbours (and
+    the first's among the second's), and whether a second sub-question was asked at all."""
+    missed: dict[str, tuple[int | None, bool]] = {}
+    for _, folder, s_variant in runs:
+        for r in latest(read_predictions(folder / "predictions.jsonl")).values():
+            question, path = questions.get(r["id"]), r.get("reasoning_path") or []
+            if r["variant"] not in ("self_ask", s_variant) or question is None or not path:
+                continue
+            (_, bridge, first), (_, _, second) = question.sub_questions[:2]
+            if bridge_found(path[0]["answer"], bridge) and second not in set(r.get("evidence_ids") or []):
+                ranks = [[d for d, _ in neighbours(a)].index(b) + 1 for a, b in ((first, second), (second, first)) if b in {d for d, _ in neighbours(a)}]
+                asked = missed.get(r["id"], (None, False))[1] or len(path) > 1
+                missed[r["id"]] = (min(ranks, default=None), asked)
+    ranks = [rank for rank, _ in missed.values()]
+    rows = [[f"within the {near} nearest (a NAR batch)", sum(1 for k in ranks if k is not None and k <= near)],
+            ["within the graph's neighbours, further", sum(1 for k in ranks if k is not None and k > near)],
+            ["not a neighbour", sum(1 for k in ranks if k is None)],
+            ["**questions**", len(missed)], ["of which a second sub-question was asked", sum(asked for _, asked in missed.values())]]
+    return table(["the second gold page, from the first (either way round)", "questions"], rows)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", nargs=3, action="append", metavar=("LABEL", "DIR", "S_VARIANT"),
                         help="a run folder, its label and S's variant in it (repeat; default: the two committed runs)")
     parser.add_argument("--data", help=DATA_HELP)
+    parser.add_argument("--index", type=Path, help="an index of the corpus: also how near the missed second pages are in its neighbour graph")
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     runs = [(label, Path(folder), variant) for label, folder, variant in (args.run or RUNS)]
     questions = {q.id: q for q in read_questions(data / "dev.jsonl") if q.dataset == "musique" and len(q.sub_questions) >= 2}
     pages = {d.id: d.content for d in read_corpus(data / "corpus.jsonl")}
     print(analyse(runs, questions, pages))
+    if args.index:
+        from sunar.stores.layout import DOC_IDS, read_ids
+        from sunar.stores.neighbours import NeighbourGraph
+
+        graph = NeighbourGraph.load(args.index, read_ids(args.index / DOC_IDS))  # every neighbour stored (100 by default)
+        print("\n" + second_pages(runs, questions, graph.neighbours))
 
 
 if __name__ == "__main__":

@@ -107,3 +107,21 @@ def test_the_table_counts_each_graph_and_run(tmp_path):
     assert "| gold answer in no retrieved page | 1 | 1 | 0 | 0 | 0 | 2 |  |" in lines
     assert sum(line.startswith(f"| {kind} |") for kind in KINDS for line in lines) == len(KINDS)
     assert "- second hop misread: `2hop__1_2` 'Lady Olivier'" in out
+
+
+def test_a_missed_second_page_is_ranked_among_the_first_pages_neighbours(tmp_path):
+    from benchmarks.musique_errors import second_pages
+
+    other = replace(QUESTION, id="2hop__7_8", sub_questions=[(FIRST, "Vivien Leigh", "p3"), ("Vivien Leigh >> spouse", "Laurence Olivier", "p4")])
+    rows = [
+        {**record((FIRST, "Vivien Leigh")), "variant": "self_ask", "evidence_ids": ["p1"]},  # one hop: no second question
+        {**record((FIRST, "Vivien Leigh"), ("Who was Vivien Leigh's spouse?", "Lady Olivier")), "variant": "sunar", "evidence_ids": ["p1"]},
+        {**record((FIRST, "Vivien Leigh"), ("Who was Vivien Leigh's spouse?", "Lady Olivier")), "id": other.id, "variant": "sunar", "evidence_ids": ["p3"]},
+        {**record((FIRST, "Olivia de Havilland")), "id": RIGHT.id, "variant": "sunar", "evidence_ids": []},  # the bridge missed: not counted
+    ]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    graph = {"p1": [("x", 0.9), ("p2", 0.8)], "p2": [], "p3": [(f"d{i}", 0.5) for i in range(20)] + [("p4", 0.1)], "p4": []}
+    out = second_pages([("dev", tmp_path, "sunar")], {q.id: q for q in (QUESTION, other, RIGHT)}, lambda d: graph.get(d, []), near=8)
+    assert "| within the 8 nearest (a NAR batch) | 1 |" in out  # p2 is p1's second neighbour
+    assert "| within the graph's neighbours, further | 1 |" in out  # p4 is p3's 21st
+    assert "| **questions** | 2 |" in out and "| of which a second sub-question was asked | 2 |" in out
