@@ -198,11 +198,14 @@ def analyse(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question
     return "\n".join(lines)
 
 
-def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question], neighbours: Any, near: int = 8) -> str:
+def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question], neighbours: Any, pages: dict[str, str],
+                 near: int = 8) -> str:
     """Where the bridge was found but the second gold page never retrieved (wrong or right, either graph): would NAR's
     neighbour graph lead there from the first gold page? The second page's rank among the first's neighbours (and
-    the first's among the second's), and whether a second sub-question was asked at all."""
+    the first's among the second's), whether a second sub-question was asked at all, and whether the second page
+    names the bridge."""
     missed: dict[str, tuple[int | None, bool]] = {}
+    names_bridge: set[str] = set()
     for _, folder, s_variant in runs:
         for r in latest(read_predictions(folder / "predictions.jsonl")).values():
             question, path = questions.get(r["id"]), r.get("reasoning_path") or []
@@ -213,11 +216,14 @@ def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Que
                 ranks = [[d for d, _ in neighbours(a)].index(b) + 1 for a, b in ((first, second), (second, first)) if b in {d for d, _ in neighbours(a)}]
                 asked = missed.get(r["id"], (None, False))[1] or len(path) > 1
                 missed[r["id"]] = (min(ranks, default=None), asked)
+                if normalize_answer(bridge) in normalize_answer(pages.get(second, "")):
+                    names_bridge.add(r["id"])
     ranks = [rank for rank, _ in missed.values()]
     rows = [[f"within the {near} nearest (a NAR batch)", sum(1 for k in ranks if k is not None and k <= near)],
             ["within the graph's neighbours, further", sum(1 for k in ranks if k is not None and k > near)],
             ["not a neighbour", sum(1 for k in ranks if k is None)],
-            ["**questions**", len(missed)], ["of which a second sub-question was asked", sum(asked for _, asked in missed.values())]]
+            ["**questions**", len(missed)], ["of which a second sub-question was asked", sum(asked for _, asked in missed.values())],
+            ["of which the second page names the bridge", len(names_bridge)]]
     return table(["the second gold page, from the first (either way round)", "questions"], rows)
 
 
@@ -238,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         from sunar.stores.neighbours import NeighbourGraph
 
         graph = NeighbourGraph.load(args.index, read_ids(args.index / DOC_IDS))  # every neighbour stored (100 by default)
-        print("\n" + second_pages(runs, questions, graph.neighbours))
+        print("\n" + second_pages(runs, questions, graph.neighbours, pages))
 
 
 if __name__ == "__main__":

@@ -121,7 +121,9 @@ def test_a_missed_second_page_is_ranked_among_the_first_pages_neighbours(tmp_pat
     ]
     (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     graph = {"p1": [("x", 0.9), ("p2", 0.8)], "p2": [], "p3": [(f"d{i}", 0.5) for i in range(20)] + [("p4", 0.1)], "p4": []}
-    out = second_pages([("dev", tmp_path, "sunar")], {q.id: q for q in (QUESTION, other, RIGHT)}, lambda d: graph.get(d, []), near=8)
+    pages = {"p2": "Laurence Olivier married Vivien Leigh.", "p4": "Laurence Olivier was an actor."}
+    out = second_pages([("dev", tmp_path, "sunar")], {q.id: q for q in (QUESTION, other, RIGHT)}, lambda d: graph.get(d, []), pages, near=8)
     assert "| within the 8 nearest (a NAR batch) | 1 |" in out  # p2 is p1's second neighbour
     assert "| within the graph's neighbours, further | 1 |" in out  # p4 is p3's 21st
     assert "| **questions** | 2 |" in out and "| of which a second sub-question was asked | 2 |" in out
+    assert "| of which the second page names the bridge | 1 |" in out
