@@ -87,9 +87,10 @@ _DEMONYMS = {
 
 def country_of(text: str) -> str:
     """A country or nationality as one name ("American", "USA" -> "united states"; "Paris, France" -> "france";
-    "Lithuanian-American", as nationalities are written, by its last part -> "united states")."""
+    "Lithuanian-American", as nationalities are written, by its last part -> "united states"; a country
+    whose name ends with another's, "South Sudan", is itself)."""
     t = normalize_answer(text)
-    if t not in _DEMONYMS and " " in (spaced := normalize_answer(text.replace("-", " "))):
+    if t not in _DEMONYMS and t not in countries() and " " in (spaced := normalize_answer(text.replace("-", " "))):
         last = spaced.rsplit(" ", 1)[-1]
         t = last if last in _DEMONYMS or (" " in t and last in _DEMONYMS.values()) else t
     return _DEMONYMS.get(t, t)

@@ -91,6 +91,8 @@ def test_numbers_and_countries_as_answers_write_them():
     # a nationality written with its origin first is its last part; a country's own hyphen is kept
     assert country_of("Lithuanian-American") == country_of("Ukrainian- born, Lithuanian- American") == "united states"
     assert country_of("Austria-Hungary") != country_of("Hungary")
+    for whole, part in (("South Sudan", "Sudan"), ("Papua New Guinea", "Guinea"), ("American Samoa", "Samoa"), ("Equatorial Guinea", "Guinea")):
+        assert a_country(whole) and country_of(whole) != country_of(part)
 
 
 def hop(question, answer):
