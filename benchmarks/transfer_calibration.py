@@ -224,6 +224,29 @@ def markdown(report: dict[str, Any], detail: Sequence[str] = ("shipped",)) -> st
     return "\n".join(lines)
 
 
+def read_rows(runs: Sequence[str], variants: Sequence[str], questions: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The pooled answers of ``runs`` (:func:`pooled`), saying on stderr which variant each gave, with the ``type``
+    a ``questions`` file gives records without one; and the variants taken."""
+    rows, taken = pooled([read_records(Path(run)) for run in runs], variants)
+    for run, variant in zip(runs, taken, strict=True):
+        print(f"{run}: {variant or 'none of the variants'}", file=sys.stderr)
+    if questions:
+        from sunar.evals.breakdown import question_types
+
+        types = question_types(Path(questions), rows)
+        rows = [{**r, "type": r.get("type") or types[str(r["id"])]} for r in rows]
+    return rows, taken
+
+
+def write_report(report: dict[str, Any], table: str, out: str | None) -> None:
+    """Print ``table``; with ``out``, write the report there as JSON and the table beside it (.md)."""
+    print(table)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(report, indent=1, default=float) + "\n")
+        Path(out).with_suffix(".md").write_text(table + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", required=True, help="an evaluation run folder (repeat to pool)")
@@ -237,14 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delta", type=float, default=DELTA)
     parser.add_argument("--out", help="write the report as JSON here (and the table beside it, .md)")
     args = parser.parse_args(argv)
-    rows, taken = pooled([read_records(Path(run)) for run in args.run], args.variant)
-    for run, variant in zip(args.run, taken, strict=True):
-        print(f"{run}: {variant or 'none of the variants'}", file=sys.stderr)
-    if args.questions:
-        from sunar.evals.breakdown import question_types
-
-        types = question_types(Path(args.questions), rows)
-        rows = [{**r, "type": r.get("type") or types[str(r["id"])]} for r in rows]
+    rows, taken = read_rows(args.run, args.variant, args.questions)
     shape = question_shape()
     if shape is not None:
         rows = with_shapes(rows, shape)
@@ -255,12 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     shipped = json.loads(Path(args.shipped).read_text()) if args.shipped else None
     base = args.signals or ([f for f in shipped["features"] if f != "shape_prior"] if shipped else list(COMBINED))
     report = {"runs": args.run, "variants": taken, **transfer(rows, kinds, candidates(base, shipped, shape is not None), args.alpha, args.delta)}
-    table = markdown(report)
-    print(table)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, indent=1, default=float) + "\n")
-        Path(args.out).with_suffix(".md").write_text(table + "\n")
+    write_report(report, markdown(report), args.out)
     return 0
 
 

@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from benchmarks import transfer_calibration as tc
-from benchmarks.results_runs import read_records
 from sunar.choice import floor, floored
 from sunar.compare import shape
 from sunar.evals.calibration import auroc, brier, dealt, ece, right
@@ -217,14 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="write the report as JSON here (and the table beside it, .md)")
     parser.add_argument("--as-shipped", metavar="FILE", help="only score this calibration file as the product reads it, by type")
     args = parser.parse_args(argv)
-    rows, taken = tc.pooled([read_records(Path(run)) for run in args.run], args.variant)
-    for run, variant in zip(args.run, taken, strict=True):
-        print(f"{run}: {variant or 'none of the variants'}", file=sys.stderr)
-    if args.questions:
-        from sunar.evals.breakdown import question_types
-
-        types = question_types(Path(args.questions), rows)
-        rows = [{**r, "type": r.get("type") or types[str(r["id"])]} for r in rows]
+    rows, taken = tc.read_rows(args.run, args.variant, args.questions)
     if args.as_shipped:
         report = {"runs": args.run, "variants": taken, "file": Path(args.as_shipped).name,
                   **as_shipped(with_floors(rows), json.loads(Path(args.as_shipped).read_text()))}
@@ -232,11 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         report = {"runs": args.run, "variants": taken, **transfer(with_floors(rows), args.parts, args.alpha, args.delta, args.minimum)}
         table = markdown(report)
-    print(table)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, indent=1, default=float) + "\n")
-        Path(args.out).with_suffix(".md").write_text(table + "\n")
+    tc.write_report(report, table, args.out)
     return 0
 
 
