@@ -87,7 +87,7 @@ def pooled(runs: Sequence[dict[str, Any]], variants: Sequence[str]) -> tuple[lis
 
 
 def part_of(kind: str) -> Callable[[dict[str, Any]], str]:
-    """What part of the answers a record is in, for ``kind`` (dataset, type or shape)."""
+    """What part of the answers a record is in, for ``kind`` (dataset, type, shape or collection)."""
     return lambda r: str(r.get(kind) or "(none)")
 
 
@@ -224,10 +224,21 @@ def markdown(report: dict[str, Any], detail: Sequence[str] = ("shipped",)) -> st
     return "\n".join(lines)
 
 
+def collection(run: Path) -> str:
+    """The stem of the questions file a run read (its ``run.json``); "(none)" when it does not say."""
+    try:
+        said = json.loads((run / "run.json").read_text()).get("questions") or {}
+    except (OSError, ValueError):
+        return "(none)"
+    name = said.get("file") if isinstance(said, dict) else None
+    return Path(name).name.removesuffix(".jsonl") if name else "(none)"
+
+
 def read_rows(runs: Sequence[str], variants: Sequence[str], questions: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """The pooled answers of ``runs`` (:func:`pooled`), saying on stderr which variant each gave, with the ``type``
-    a ``questions`` file gives records without one; and the variants taken."""
-    rows, taken = pooled([read_records(Path(run)) for run in runs], variants)
+    """The pooled answers of ``runs`` (:func:`pooled`), saying on stderr which variant each gave, each with its
+    ``collection`` (the stem of the questions file its run read: dev, dev_b, dev2) and the ``type`` a ``questions``
+    file gives records without one; and the variants taken."""
+    rows, taken = pooled([[{**r, "collection": collection(Path(run))} for r in read_records(Path(run))] for run in runs], variants)
     for run, variant in zip(runs, taken, strict=True):
         print(f"{run}: {variant or 'none of the variants'}", file=sys.stderr)
     if questions:

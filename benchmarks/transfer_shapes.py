@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", required=True, help="an evaluation run folder (repeat to pool)")
     parser.add_argument("--variant", action="append", required=True, help="the graph's variant (repeat: each run's first one it holds)")
-    parser.add_argument("--parts", nargs="+", choices=("dataset", "type", "shape"), default=["dataset", "shape"], help="what is left out")
+    parser.add_argument("--parts", nargs="+", choices=("dataset", "type", "shape", "collection"), default=["dataset", "shape"],
+                        help="what is left out (collection: the questions file a run read, e.g. dev2 fitted on dev and dev_b)")
     parser.add_argument("--questions", help="a questions file giving the type of records without one (for --parts type)")
     parser.add_argument("--alpha", type=float, default=tc.ALPHA)
     parser.add_argument("--delta", type=float, default=tc.DELTA)

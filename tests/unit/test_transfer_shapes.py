@@ -75,3 +75,23 @@ def test_a_shipped_file_as_the_product_reads_it_lifts_only_the_two_way_answers(t
     assert report["parts"]["all"]["above the floor"]["n"] == 160 and report["level"] == 0.7
     table = ts.as_shipped_markdown(report)
     assert "| comparison | above the floor | 80 |" in table and table.count("\n| ") == 8
+
+
+def test_a_collection_is_the_questions_file_a_run_read_and_can_be_left_out(tmp_path, capsys):
+    found = rows(120)
+    runs = []
+    for name, part in (("dev.jsonl", found[:80]), ("dev2.jsonl", found[80:])):
+        run = tmp_path / name.removesuffix(".jsonl")
+        run.mkdir()
+        (run / "run.json").write_text(json.dumps({"questions": {"file": name, "sha256": "x"}}))
+        (run / "predictions.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("shape", "floor")}) + "\n" for r in part))
+        runs += ["--run", str(run)]
+    out = tmp_path / "c.json"
+    assert ts.main([*runs, "--variant", "sunar", "--parts", "collection", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    left_out = report["kinds"]["collection"]["chain_support equal floor"]
+    assert {k: v["n"] for k, v in left_out.items()} == {"dev": 80, "dev2": 40}
+    assert "### Leave one collection out" in capsys.readouterr().out
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert ts.tc.collection(bare) == "(none)"
