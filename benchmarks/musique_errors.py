@@ -198,14 +198,23 @@ def analyse(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question
     return "\n".join(lines)
 
 
+def naming(pages: dict[str, str], words: str) -> set[str]:
+    """The pages whose normalised text holds ``words`` normalised, as whole words."""
+    wanted = f" {normalize_answer(words)} "
+    return {i for i, text in pages.items() if wanted in f" {normalize_answer(text)} "} if wanted.strip() else set()
+
+
 def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question], neighbours: Any, pages: dict[str, str],
-                 near: int = 8) -> str:
+                 near: int = 8, titles: dict[str, str] | None = None) -> str:
     """Where the bridge was found but the second gold page never retrieved (wrong or right, either graph): would NAR's
     neighbour graph lead there from the first gold page? The second page's rank among the first's neighbours (and
     the first's among the second's), whether a second sub-question was asked at all, and whether the second page
-    names the bridge."""
+    names the bridge, and whether the pages that do are at most ``near`` (one batch holds them all);
+    with ``titles``, whether the first page names the second's title (a graph of links from it)."""
     missed: dict[str, tuple[int | None, bool]] = {}
     names_bridge: set[str] = set()
+    among: dict[str, int] = {}  # question -> how many pages name the bridge, where the second page is one
+    linked: set[str] = set()
     for _, folder, s_variant in runs:
         for r in latest(read_predictions(folder / "predictions.jsonl")).values():
             question, path = questions.get(r["id"]), r.get("reasoning_path") or []
@@ -218,12 +227,19 @@ def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Que
                 missed[r["id"]] = (min(ranks, default=None), asked)
                 if normalize_answer(bridge) in normalize_answer(pages.get(second, "")):
                     names_bridge.add(r["id"])
+                if second in (named := naming(pages, bridge)):
+                    among[r["id"]] = len(named)
+                if titles is not None and second in titles and naming({first: pages.get(first, "")}, titles[second]):
+                    linked.add(r["id"])
     ranks = [rank for rank, _ in missed.values()]
     rows = [[f"within the {near} nearest (a NAR batch)", sum(1 for k in ranks if k is not None and k <= near)],
             ["within the graph's neighbours, further", sum(1 for k in ranks if k is not None and k > near)],
             ["not a neighbour", sum(1 for k in ranks if k is None)],
             ["**questions**", len(missed)], ["of which a second sub-question was asked", sum(asked for _, asked in missed.values())],
-            ["of which the second page names the bridge", len(names_bridge)]]
+            ["of which the second page names the bridge", len(names_bridge)],
+            [f"of which the pages naming the bridge are at most {near} (a NAR batch)", sum(1 for n in among.values() if n <= near)]]
+    if titles is not None:
+        rows.append(["of which the first page names the second's title (a graph of links)", len(linked)])
     return table(["the second gold page, from the first (either way round)", "questions"], rows)
 
 
@@ -237,14 +253,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     data = data_dir(args.data)
     runs = [(label, Path(folder), variant) for label, folder, variant in (args.run or RUNS)]
     questions = {q.id: q for q in read_questions(data / "dev.jsonl") if q.dataset == "musique" and len(q.sub_questions) >= 2}
-    pages = {d.id: d.content for d in read_corpus(data / "corpus.jsonl")}
+    corpus = read_corpus(data / "corpus.jsonl")
+    pages = {d.id: d.content for d in corpus}
     print(analyse(runs, questions, pages))
     if args.index:
         from sunar.stores.layout import DOC_IDS, read_ids
         from sunar.stores.neighbours import NeighbourGraph
 
         graph = NeighbourGraph.load(args.index, read_ids(args.index / DOC_IDS))  # every neighbour stored (100 by default)
-        print("\n" + second_pages(runs, questions, graph.neighbours, pages))
+        print("\n" + second_pages(runs, questions, graph.neighbours, pages, titles={d.id: d.title for d in corpus}))
 
 
 if __name__ == "__main__":

@@ -121,9 +121,15 @@ def test_a_missed_second_page_is_ranked_among_the_first_pages_neighbours(tmp_pat
     ]
     (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     graph = {"p1": [("x", 0.9), ("p2", 0.8)], "p2": [], "p3": [(f"d{i}", 0.5) for i in range(20)] + [("p4", 0.1)], "p4": []}
-    pages = {"p2": "Laurence Olivier married Vivien Leigh.", "p4": "Laurence Olivier was an actor."}
-    out = second_pages([("dev", tmp_path, "sunar")], {q.id: q for q in (QUESTION, other, RIGHT)}, lambda d: graph.get(d, []), pages, near=8)
+    pages = {"p1": "Vivien Leigh, later the wife of Laurence Olivier, played Scarlett.", "p2": "Laurence Olivier married Vivien Leigh.",
+             "p4": "Laurence Olivier was an actor."}
+    titles = {"p1": "Vivien Leigh", "p2": "Laurence Olivier", "p4": "Laurence Olivier (actor)"}
+    out = second_pages([("dev", tmp_path, "sunar")], {q.id: q for q in (QUESTION, other, RIGHT)}, lambda d: graph.get(d, []), pages, near=8,
+                       titles=titles)
     assert "| within the 8 nearest (a NAR batch) | 1 |" in out  # p2 is p1's second neighbour
     assert "| within the graph's neighbours, further | 1 |" in out  # p4 is p3's 21st
     assert "| **questions** | 2 |" in out and "| of which a second sub-question was asked | 2 |" in out
     assert "| of which the second page names the bridge | 1 |" in out
+    assert "| of which the pages naming the bridge are at most 8 (a NAR batch) | 1 |" in out  # p1 and p2; p4 names no Vivien Leigh
+    assert "| of which the first page names the second's title (a graph of links) | 1 |" in out  # p1 names Laurence Olivier
+    assert "graph of links" not in second_pages([("dev", tmp_path, "sunar")], {QUESTION.id: QUESTION}, lambda d: graph.get(d, []), pages)
