@@ -249,11 +249,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="a run folder, its label and S's variant in it (repeat; default: the two committed runs)")
     parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--index", type=Path, help="an index of the corpus: also how near the missed second pages are in its neighbour graph")
+    parser.add_argument("--questions", default="dev.jsonl", help="the runs' questions file, in the data folder (default: dev.jsonl)")
+    parser.add_argument("--corpus", action="append", help="a corpus file in the data folder holding their pages (repeat; default: corpus.jsonl)")
     args = parser.parse_args(argv)
     data = data_dir(args.data)
     runs = [(label, Path(folder), variant) for label, folder, variant in (args.run or RUNS)]
-    questions = {q.id: q for q in read_questions(data / "dev.jsonl") if q.dataset == "musique" and len(q.sub_questions) >= 2}
-    corpus = read_corpus(data / "corpus.jsonl")
+    questions = {q.id: q for q in read_questions(data / args.questions) if q.dataset == "musique" and len(q.sub_questions) >= 2}
+    corpus = [d for name in args.corpus or ["corpus.jsonl"] for d in read_corpus(data / name)]
     pages = {d.id: d.content for d in corpus}
     print(analyse(runs, questions, pages))
     if args.index:

@@ -133,3 +133,22 @@ def test_a_missed_second_page_is_ranked_among_the_first_pages_neighbours(tmp_pat
     assert "| of which the pages naming the bridge are at most 8 (a NAR batch) | 1 |" in out  # p1 and p2; p4 names no Vivien Leigh
     assert "| of which the first page names the second's title (a graph of links) | 1 |" in out  # p1 names Laurence Olivier
     assert "graph of links" not in second_pages([("dev", tmp_path, "sunar")], {QUESTION.id: QUESTION}, lambda d: graph.get(d, []), pages)
+
+
+def test_the_command_reads_another_questions_file_and_several_corpus_files(tmp_path, capsys):
+    from benchmarks.musique_errors import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    steps = [{"question": "Gone With the Wind >> Scarlett", "answer": "Vivien Leigh", "support_id": "p1"},
+             {"question": "Who was #1's spouse?", "answer": "Laurence Olivier", "support_id": "p2"}]
+    (data / "dev2.jsonl").write_text(json.dumps({"id": QUESTION.id, "dataset": "musique", "type": "compositional", "question": QUESTION.question,
+                                                 "answers": QUESTION.answers, "supporting_ids": ["p1", "p2"], "decomposition": steps}) + "\n")
+    (data / "a.jsonl").write_text(json.dumps({"id": "p1", "title": "Vivien Leigh", "text": "She played Scarlett."}) + "\n")
+    (data / "b.jsonl").write_text(json.dumps({"id": "p2", "title": "Laurence Olivier", "text": "He married Vivien Leigh."}) + "\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "predictions.jsonl").write_text(json.dumps({**record((FIRST, "Vivien Leigh")), "variant": "sunar", "evidence_ids": ["p1", "p2"]}) + "\n")
+    main(["--data", str(data), "--questions", "dev2.jsonl", "--corpus", "a.jsonl", "--corpus", "b.jsonl", "--run", "dev2", str(run), "sunar"])
+    out = capsys.readouterr().out
+    assert "| one hop only | 0 | 1 | 1 | 0 | 0 |" in out  # S's one wrong answer; its gold page is in b.jsonl, retrieved
