@@ -198,10 +198,11 @@ def analyse(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question
     return "\n".join(lines)
 
 
-def naming(pages: dict[str, str], words: str) -> set[str]:
-    """The pages whose normalised text holds ``words`` normalised, as whole words."""
-    wanted = f" {normalize_answer(words)} "
-    return {i for i, text in pages.items() if wanted in f" {normalize_answer(text)} "} if wanted.strip() else set()
+def holds(normalised: str, words: str) -> bool:
+    """Whether a text normalised and padded with spaces (``f" {normalize_answer(text)} "``) holds ``words``
+    normalised, as whole words."""
+    wanted = normalize_answer(words)
+    return bool(wanted) and f" {wanted} " in normalised
 
 
 def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question], neighbours: Any, pages: dict[str, str],
@@ -215,6 +216,7 @@ def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Que
     names_bridge: set[str] = set()
     among: dict[str, int] = {}  # question -> how many pages name the bridge, where the second page is one
     linked: set[str] = set()
+    normalised = {i: f" {normalize_answer(text)} " for i, text in pages.items()}  # once, not per question
     for _, folder, s_variant in runs:
         for r in latest(read_predictions(folder / "predictions.jsonl")).values():
             question, path = questions.get(r["id"]), r.get("reasoning_path") or []
@@ -227,9 +229,9 @@ def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Que
                 missed[r["id"]] = (min(ranks, default=None), asked)
                 if normalize_answer(bridge) in normalize_answer(pages.get(second, "")):
                     names_bridge.add(r["id"])
-                if second in (named := naming(pages, bridge)):
+                if second in (named := {i for i, text in normalised.items() if holds(text, bridge)}):
                     among[r["id"]] = len(named)
-                if titles is not None and second in titles and naming({first: pages.get(first, "")}, titles[second]):
+                if titles is not None and second in titles and holds(normalised.get(first, ""), titles[second]):
                     linked.add(r["id"])
     ranks = [rank for rank, _ in missed.values()]
     rows = [[f"within the {near} nearest (a NAR batch)", sum(1 for k in ranks if k is not None and k <= near)],
