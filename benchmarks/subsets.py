@@ -11,9 +11,9 @@ The two reading fixes (``reading_fixes``: a page named by one lower-case word al
 answer copied from the answer prompt's example is unknown) act where a hop's answer is the example's,
 or where its pages, found again in the index, are named otherwise by the two rules.
 
-The possessive fix (``possessive``: a possessive's "'s" is no part of the name, so "Who is Humehume's
-father?" names the page *Humehume*) acts where a hop's pages, found again, are named otherwise with it and
-without it, on any chain the trace holds.
+The possessive fix (``possessive``, measured and not kept: a possessive's "'s" is no part of the name, so "Who is
+Humehume's father?" names the page *Humehume*) acts where a hop's pages, found again, are named otherwise with it
+and without it, on any chain the trace holds.
 
 ``one_answer`` acts where an answer the trace holds (final, doubted, a hop's or a candidate's, on any
 chain) lists names where the question asks for one. ``page_form`` acts where such an answer has a date
@@ -46,6 +46,7 @@ from sunar.text import (
     named_pages_of,
     named_share,
     title_words,
+    without_possessive,
     written_otherwise,
 )
 
@@ -62,9 +63,9 @@ def _words_share(title: str, question: str) -> float:
     return len(words & content_words(POSSESSIVE.sub("s", question))) / len(words) if words else 0.0
 
 
-def _possessive_kept_share(title: str, question: str) -> float:
-    """:func:`sunar.text.named_share` before the possessive fix: "Humehume's" was the word "humehumes"."""
-    return named_share(POSSESSIVE.sub("s", title), POSSESSIVE.sub("s", question))
+def _possessive_dropped_share(title: str, question: str) -> float:
+    """:func:`sunar.text.named_share` with the possessive fix (measured, not kept): "Humehume's" is "Humehume"."""
+    return named_share(without_possessive(title), without_possessive(question))
 
 
 def pages_of(index: Any, scorer: Any, question: str) -> list[dict[str, str]]:
@@ -87,9 +88,9 @@ def refocused_by(index: Any, scorer: Any, before: Callable[[str, str], float], a
 
 
 def possessive_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]], bool]:
-    """Whether the possessive fix could have changed a record made before it: a hop of any of its
+    """Whether the possessive fix could change a record made with it or without it: a hop of any of its
     chains (the one shown and the others) whose pages are named otherwise with the fix than without."""
-    refocused = refocused_by(index, scorer, _possessive_kept_share)
+    refocused = refocused_by(index, scorer, _possessive_dropped_share)
 
     def hops(record: dict[str, Any]) -> list[dict[str, Any]]:
         return [*(record.get("reasoning_path") or []), *(h for chain in record.get("chains") or [] for h in chain.get("path") or [])]
@@ -102,7 +103,7 @@ def reading_fixes_can_act(index: Any, scorer: Any) -> Callable[[dict[str, Any]],
     candidate is a name of the answer prompt's worked example, or a hop's pages (:func:`pages_of`) are
     named otherwise under the new rule than under the old (``focus_pages``)."""
 
-    refocused = refocused_by(index, scorer, _words_share, _possessive_kept_share)
+    refocused = refocused_by(index, scorer, _words_share)
 
     def echoed(hop: dict[str, Any]) -> bool:  # the pages are not stored: only the question rules a name out
         said = [hop["answer"], *(c["answer"] for c in hop.get("candidates") or [])]

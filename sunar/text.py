@@ -74,9 +74,7 @@ def named_share(title: str, question: str) -> float:
     """How much of a page's title (its qualifier left out) the question names: the share of the
     title's content words among the question's ("Munjong of Goryeo" in "Where was Munjong born?": 0.5).
     One word alone names a page only when the question writes it as a name: "computer" in "... connection
-    of computer peripherals?" is a common noun, not the page "Computer". A possessive's "'s" is left out
-    of both: "Who is Humehume's father?" names the page "Humehume"."""
-    title, question = without_possessive(title), without_possessive(question)
+    of computer peripherals?" is a common noun, not the page "Computer"."""
     words = title_words(title)
     named = words & content_words(question)
     if len(named) == 1 and not named & _capitalised(question):

@@ -56,11 +56,11 @@ def test_a_titles_share_named_by_a_question():
     assert named_share("Boden's Boy", "Who directed Boden's Boy?") == 1.0
 
 
-def test_a_possessive_is_no_part_of_the_name():
-    assert named_share("Humehume", "Who is Humehume's father?") == 1.0  # seen on dev: "humehumes" named no page
-    assert named_share("Gülnuş Sultan", "Who was Gülnuş Sultan\u2019s son?") == 1.0
-    assert named_share("Schindler's List", "Who directed Schindler\u2019s List?") == 1.0
-    assert named_share("Humehume", "Who is Humehumes father?") == 0.0  # no apostrophe: another word
+def test_a_possessive_is_part_of_the_word_as_squad_normalisation_writes_it():
+    # a possessive's "'s" left out of both was measured on dev and not kept (benchmarks/RESULTS.md)
+    assert named_share("Humehume", "Who is Humehume's father?") == 0.0  # "humehumes" is another word
+    assert named_share("Schindler's List", "Who directed Schindler's List?") == 1.0  # written alike: the same words
+    assert named_share("Gülnuş Sultan", "Who was Gülnuş Sultan\u2019s son?") == 0.5  # one of its two words
 
 
 def test_one_word_in_lower_case_is_a_common_noun_not_a_name():
