@@ -198,11 +198,11 @@ def analyse(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question
     return "\n".join(lines)
 
 
-def holds(normalised: str, words: str) -> bool:
-    """Whether a text normalised and padded with spaces (``f" {normalize_answer(text)} "``) holds ``words``
-    normalised, as whole words."""
-    wanted = normalize_answer(words)
-    return bool(wanted) and f" {wanted} " in normalised
+def naming(normalised: dict[str, str], words: str) -> set[str]:
+    """The pages whose text, normalised and padded with spaces (``f" {normalize_answer(text)} "``), holds
+    ``words`` normalised, as whole words (``words`` normalised once, not once per page)."""
+    wanted = f" {normalize_answer(words)} "
+    return {i for i, text in normalised.items() if wanted in text} if wanted.strip() else set()
 
 
 def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Question], neighbours: Any, pages: dict[str, str],
@@ -227,11 +227,11 @@ def second_pages(runs: Sequence[tuple[str, Path, str]], questions: dict[str, Que
                 ranks = [[d for d, _ in neighbours(a)].index(b) + 1 for a, b in ((first, second), (second, first)) if b in {d for d, _ in neighbours(a)}]
                 asked = missed.get(r["id"], (None, False))[1] or len(path) > 1
                 missed[r["id"]] = (min(ranks, default=None), asked)
-                if normalize_answer(bridge) in normalize_answer(pages.get(second, "")):
+                if normalize_answer(bridge) in normalised.get(second, ""):
                     names_bridge.add(r["id"])
-                if second in (named := {i for i, text in normalised.items() if holds(text, bridge)}):
+                if second in (named := naming(normalised, bridge)):
                     among[r["id"]] = len(named)
-                if titles is not None and second in titles and holds(normalised.get(first, ""), titles[second]):
+                if titles is not None and second in titles and naming({first: normalised.get(first, "")}, titles[second]):
                     linked.add(r["id"])
     ranks = [rank for rank, _ in missed.values()]
     rows = [[f"within the {near} nearest (a NAR batch)", sum(1 for k in ranks if k is not None and k <= near)],
