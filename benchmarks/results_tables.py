@@ -96,6 +96,10 @@ TODAY_DEV = "dev100-today-qwen1.5b-cpu"
 CUT_UNCERTAIN_DEV, S_CUT_UNCERTAIN = "dev100-cut-uncertain-calibrated-qwen1.5b-cpu", "sunar+hop_support=cut_uncertain"
 #: ... and, in the cpu profile, dev 101-217 in one run: Self-Ask and S, from a copy of WHOLE_SECOND's LLM cache.
 CUT_SECOND = "confirm-cut-uncertain-qwen1.5b-cpu"
+#: ``cut_uncertain`` measured again on each half from one LLM cache: S run on by the code of tag ``tried-bridge-pages``
+#: (the bridge's pages first in N, not kept), then off (``hop_support=judge``) from a copy of that run's cache.
+CUT_AGAIN = {"dev 1-100": ("cut-uncertain-off-dev100-qwen1.5b-cpu", "bridge-dev100-qwen1.5b-cpu"),
+             "dev 101-217": ("cut-uncertain-off-dev101-217-qwen1.5b-cpu", "bridge-dev101-217-qwen1.5b-cpu")}
 #: The reader's fixes, each run on the questions it can act on (``benchmarks/subsets.py``) by the code before it and
 #: again after it from a copy of that run's LLM cache: pairs of runs (before, after). Two reading fixes (a page named
 #: by one lower-case word is not named; an answer copied from the answer prompt's example is unknown).
@@ -265,6 +269,8 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
             *((f"`whole_last`: {graph}, dev 1-217", whole_last(v), f"{v}@before", v, False) for graph, v in (("Self-Ask", "self_ask"), ("S", "sunar"))),
             ("`hop_support=cut_uncertain`: S, dev 1-100, in one run", run(CUT_UNCERTAIN_DEV), "sunar", S_CUT_UNCERTAIN),
             ("`hop_support=cut_uncertain`: S, dev 101-217", before_after(run(WHOLE_SECOND), run(CUT_SECOND), "sunar"), "sunar@before", "sunar", False),
+            *((f"`hop_support=cut_uncertain` again, one cache, with the bridge's pages: S, {part}", before_after(run(off), run(on), "sunar", "sunar+hop_support=judge"),
+               "sunar@before", "sunar") for part, (off, on) in CUT_AGAIN.items()),
         ]
 
     def shapes_rows() -> list[Comparison]:
@@ -292,7 +298,7 @@ def sections(results: Path = RESULTS, bench: Path = BENCH) -> list[tuple[str, st
          lambda: headline_table(shapes_rows(), names=("Self-Ask", "S"))),
         # What S is
         (f"Each part of S and of the reader both graphs share, without it and with it, in the order it was added: "
-         f"{where(ACTS, ACTS2, SECOND, CHAIN_DEV, UNFIT_DEV, *fixed_runs, PLAN_FIXED, CLEAN, REPLAN_SECOND, WHOLE_DEV, WHOLE_SECOND, CUT_UNCERTAIN_DEV, CUT_SECOND)}",
+         f"{where(ACTS, ACTS2, SECOND, CHAIN_DEV, UNFIT_DEV, *fixed_runs, PLAN_FIXED, CLEAN, REPLAN_SECOND, WHOLE_DEV, WHOLE_SECOND, CUT_UNCERTAIN_DEV, CUT_SECOND, *(r for pair in CUT_AGAIN.values() for r in pair))}",
          lambda: headline_table(parts(), names=("without", "with it"))),
         ("The same parts by dataset (cover-EM; the runs above)", lambda: by_dataset_table(parts())),
         (f"What the doubted answers became, S with `unfit_answer=both`: {where(UNFIT_DEV, UNFIT_SECOND)}",
