@@ -124,9 +124,9 @@ GRAPHS = (("Self-Ask", DEMOS_LOOPS), ("S", S_UNFIT))
 
 
 def before_after(before: Records, after: Records, variant: str, was: str | None = None) -> Records:
-    """``variant``'s records from a run of the code before a change (``was`` there, as ``variant@before``) and from
-    a rerun of the same questions after it, from a copy of the first run's LLM cache: the two share every call up to
-    where the change acts, as the two ways of a switch in one run do."""
+    """``variant``'s records from a run without a change (``was`` there, as ``variant@before``) and from a run of the
+    same questions with it, one of the two replayed from a copy of the other's LLM cache: the two share every call
+    up to where the change acts, as the two ways of a switch in one run do."""
     return [*({**r, "variant": f"{variant}@before"} for r in of(before, was or variant)), *of(after, variant)]
 
 
